@@ -128,3 +128,54 @@ def test_another_format_forced_on_a_folder_is_still_refused(tmp_path):
     tree = build_submission(tmp_path / "submission")
     with pytest.raises(CurveError, match="is a folder"):
         import_file(tree, "vllm")
+
+
+# --- 5. Every request-latency statistic a file gives ---------------------------------------------
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("relative", "expected_s"),
+    [
+        # vLLM: median_e2el_ms, p90_e2el_ms (no p95: --metric-percentiles 90,99)
+        (VLLM_ONE_LINE.relative_to(SAMPLES), {"p50": 30.51444219693076, "p90": 35.58864737702534}),
+        # SGLang: median_e2e_latency_ms of the old compact schema
+        ("sglang/datacrunch-h200-deepseek-dp-mla.jsonl", {"p50": 374.5595875820145}),
+        # LoadGen summary: "50.00 percentile latency (ns)" ...
+        (
+            MLPERF.relative_to(SAMPLES),
+            {"p50": 31.107282906, "p90": 65.052046419, "p95": 80.054591099},
+        ),
+        (
+            "mlperf/v4.1-nvidia-h200x8-trt-llama2-70b-99-Server-mlperf_log_detail.TAIL-excerpt.txt",
+            {"p50": 31.107282906, "p90": 65.052046419, "p95": 80.054591099},
+        ),
+        # GenAI-Perf request_latency p50/p90/p95, JSON and CSV (ms)
+        (
+            "genai-perf/nim-llama3-8b-streaming-conc10_profile_export_genai_perf.json",
+            {"p50": 0.876681518, "p90": 0.8878156607, "p95": 0.89033214125},
+        ),
+        (
+            "genai-perf/nim-llama3-8b-streaming-conc10_profile_export_genai_perf.csv",
+            {"p50": 0.87668, "p90": 0.88782, "p95": 0.89033},
+        ),
+        # trtllm-bench "[Latency] P50 : 1091.7905" ...
+        (
+            "trtllm-bench/nvidia-blog-v0.21.0rc0-pytorch-streaming-full-report.txt",
+            {"p50": 1.0917905, "p90": 1.13072, "p95": 1.1330074},
+        ),
+        # InferenceX aggregate (s): median_e2el, p90_e2el; agentic nested: p50, p90, p95
+        (
+            "inferencex/agg_kimik2.5_1k1k_int4_vllm_tp8_mtp_conc4_mi355x.json",
+            {"p50": 16.2612041993998, "p90": 17.897407873393966},
+        ),
+        (
+            "inferencex/inferencex-app-etl-fixture-agentic-nested-h100-attempt1.json",
+            {"p50": 2.78754, "p90": 417.23579, "p95": 469.68257},
+        ),
+    ],
+)
+def test_every_request_latency_percentile_the_file_gives_is_kept(relative, expected_s):
+    point = import_file(SAMPLES / relative).points.iloc[0]  # they were all NaN (not measured)
+    for stat, seconds in expected_s.items():
+        assert point[f"e2e_s_{stat}"] == pytest.approx(seconds, rel=1e-9)

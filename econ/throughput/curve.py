@@ -29,7 +29,7 @@ serving configurations apart, and per-point provenance (a curve can merge severa
 | column | unit |
 |---|---|
 | input_tokens_per_s | input (prompt) tokens per second, whole system [tokens/s] |
-| e2e_s_mean, e2e_s_p99 | request latency, first byte sent to last token received [s] |
+| e2e_s_mean, e2e_s_p50, e2e_s_p90, e2e_s_p95, e2e_s_p99 | request latency, first byte sent to last token received [s] |
 | duration_s | measured duration of the run [s] |
 | completed_requests | requests that finished without error [requests] |
 | workload | what was served (dataset, ISL/OSL); points of different workloads are not one curve |
@@ -49,7 +49,6 @@ MLPerf Endpoints curves (importers.mlperf_endpoints) also fill:
 | output_tokens_per_s_per_kw_provisioned | output_tokens_per_s / provisioned_power_kw [tokens/s/kW] |
 | j_per_output_token_provisioned | provisioned power / output_tokens_per_s [J/token] |
 | achieved_request_rate_per_s | completed requests / s the client achieved (its `qps`) [1/s] |
-| e2e_s_p50, e2e_s_p90, e2e_s_p95 | request latency percentiles [s] |
 | curve_reading | "step": read between points as steps, not interpolated (the Endpoints rules) |
 | tokens_per_s_per_user_definition | which per-user speed `tokens_per_s_per_user` holds; "" = 1 / mean TPOT |
 | throughput_window | the window output_tokens_per_s counts over (`duration_ns` or the LoadGen one) |

@@ -219,8 +219,8 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
                 out[f"{column}_{stat}"] = value
         for name in E2E_NAMES:
             if f"mean_{name}_ms" in record or f"median_{name}_ms" in record:
-                e2e = _stats(record, name)
-                out["e2e_s_mean"], out["e2e_s_p99"] = e2e["mean"], e2e["p99"]
+                for stat, value in _stats(record, name).items():
+                    out[f"e2e_s_{stat}"] = value
                 break
         if all(math.isnan(out[f"tpot_s_{s}"]) for s in STAT_KEYS) and "median_itl_ms" in record:
             # old SGLang files print only ITL; for plain decoding one chunk is one token

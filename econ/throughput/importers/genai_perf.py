@@ -109,8 +109,7 @@ def _record_from_metrics(m: dict, src: SourceFile, prov: Provenance, streaming) 
     for stat, key in STATS.items():
         out[f"ttft_s_{stat}"] = _seconds(ttft, key, src, "time_to_first_token")
         out[f"tpot_s_{stat}"] = _seconds(itl, key, src, "inter_token_latency")
-    out["e2e_s_mean"] = _seconds(latency, "avg", src, "request_latency")
-    out["e2e_s_p99"] = _seconds(latency, "p99", src, "request_latency")
+        out[f"e2e_s_{stat}"] = _seconds(latency, key, src, "request_latency")
     out["output_tokens_per_s"] = _value(
         m.get("output_token_throughput"), name="output_token_throughput"
     )

@@ -62,8 +62,8 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_u
                 lat.get(metric), f"request_metrics.latency.{metric}"
             ).items():
                 out[f"{metric}_s_{stat}"] = value
-        e2e = _nested_stats(lat.get("e2el"), "request_metrics.latency.e2el")
-        out["e2e_s_mean"], out["e2e_s_p99"] = e2e["mean"], e2e["p99"]
+        for stat, value in _nested_stats(lat.get("e2el"), "request_metrics.latency.e2el").items():
+            out[f"e2e_s_{stat}"] = value
         tokens = rm.get("tokens") or {}
         out["input_tokens_mean"] = number(
             (tokens.get("input") or {}).get("mean"), field="tokens.input.mean"
@@ -83,11 +83,9 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_u
         )
         prov.tool = "InferenceX agentic result (nested)"
     else:
-        for metric in ("ttft", "tpot"):
+        for metric, column in (("ttft", "ttft_s"), ("tpot", "tpot_s"), ("e2el", "e2e_s")):
             for stat, value in _flat_stats(m, metric).items():
-                out[f"{metric}_s_{stat}"] = value
-        e2e = _flat_stats(m, "e2el")
-        out["e2e_s_mean"], out["e2e_s_p99"] = e2e["mean"], e2e["p99"]
+                out[f"{column}_{stat}"] = value
         # measured means only: `isl`/`osl` are the requested lengths (a run without ignore_eos
         # stops early: GLM-4.7 on Gaudi3 produced 674 tokens per request for osl 1,024); they
         # stay in the workload label

@@ -426,7 +426,7 @@ def parse_summary(src: SourceFile, gpu_count: float | None = None) -> Curve:
         **{f"ttft_s_{s}": [f"{p} percentile first token latency (ns)"] for s, p in PERCENTILES.items()},
         **{f"tpot_s_{s}": [f"{p} percentile {n} (ns)" for n in TPOT_NAMES] for s, p in PERCENTILES.items()},
         "e2e_s_mean": ["mean latency (ns)"],
-        "e2e_s_p99": ["99.00 percentile latency (ns)"],
+        **{f"e2e_s_{s}": [f"{p} percentile latency (ns)"] for s, p in PERCENTILES.items()},
     }  # fmt: skip
     out |= latencies_s(src, f, keys, "line", _label)
     return _finish(
@@ -490,7 +490,7 @@ def parse_detail(src: SourceFile, gpu_count: float | None = None) -> Curve:
         **{f"ttft_s_{s}": [f"result_first_token_{p}_percentile_latency_ns"] for s, p in PERCENTILES.items()},
         **{f"tpot_s_{s}": [f"result_time_per_output_token_{p}_percentile_ns"] for s, p in PERCENTILES.items()},
         "e2e_s_mean": ["result_mean_latency_ns"],
-        "e2e_s_p99": ["result_99.00_percentile_latency_ns"],
+        **{f"e2e_s_{s}": [f"result_{p}_percentile_latency_ns"] for s, p in PERCENTILES.items()},
     }  # fmt: skip
     out |= latencies_s(src, values, keys, "record", repr)
     scenario = str(values.get("requested_scenario") or values.get("effective_scenario") or "")

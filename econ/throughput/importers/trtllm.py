@@ -247,8 +247,6 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     out["duration_s"] = _seconds(value, unit, src, "Total Latency")
     for metric, column in (("TTFT", "ttft_s"), ("TPOT", "tpot_s"), ("Latency", "e2e_s")):
         for stat in ("p50", "p90", "p95", "p99"):
-            if column == "e2e_s" and stat != "p99":
-                continue
             raw, unit = breakdown.get((metric.upper(), stat.upper()), ("", "ms"))
             out[f"{column}_{stat}"] = _seconds(
                 number(raw, field=f"[{metric}] {stat}"), unit, src, f"[{metric}] {stat}"
@@ -418,10 +416,13 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
         "ttft_s_mean": first_number(streaming, ["avg_ttft_ms"], MS_PER_S),
         "tpot_s_mean": first_number(streaming, ["avg_tpot_ms"], MS_PER_S),
     }
-    latency = perf.get("request_latency_percentiles_ms")
-    out["e2e_s_p99"] = first_number(latency if isinstance(latency, dict) else {}, ["p99"], MS_PER_S)
-    for column, key in (("ttft_s", "ttft_percentiles"), ("tpot_s", "tpot_percentiles")):
-        block = streaming.get(key) if isinstance(streaming.get(key), dict) else {}
+    blocks = {
+        "e2e_s": perf.get("request_latency_percentiles_ms"),
+        "ttft_s": streaming.get("ttft_percentiles"),
+        "tpot_s": streaming.get("tpot_percentiles"),
+    }
+    for column, block in blocks.items():
+        block = block if isinstance(block, dict) else {}
         for stat in ("p50", "p90", "p95", "p99"):
             out[f"{column}_{stat}"] = first_number(block, [stat], MS_PER_S)
     if not streaming:
