@@ -45,6 +45,8 @@ HEADLINES: tuple[Row, ...] = (
     ("covenant_breach_months", "Months in covenant breach", "months", "{:,.0f}"),
     ("first_breach_month", "First month in covenant breach", "month", "{:,.0f}"),
     ("debt_usd", "Debt raised", "USD", "{:,.0f}"),  # (debt_usd_total: the same figure)
+    ("construction_interest_usd", "Interest capitalized during construction", "USD", "{:,.0f}"),
+    ("debt_at_conversion_usd", "Debt owed when service starts", "USD", "{:,.0f}"),
     ("capex_usd_total", "Capex", "USD", "{:,.0f}"),
     ("revenue_usd_total", "Revenue over the horizon", "USD", "{:,.0f}"),
     ("output_token_revenue_usd_total", "Revenue from output tokens", "USD", "{:,.0f}"),
@@ -94,17 +96,26 @@ TOKEN_MIX_KEYS = (
 """Rows shown only for a scenario that bills input tokens (the memo of an output-only scenario
 keeps its length)."""
 
+CONSTRUCTION_KEYS = ("construction_interest_usd", "debt_at_conversion_usd")
+"""Rows shown only for a scenario that capitalizes interest during a construction period: the
+debt raised is what is drawn, these what the lender is owed when service starts (elsewhere 0 and
+the debt raised again, left out as `econ project`'s table leaves them out)."""
+
+
+def builds(summary: Mapping | None) -> bool:
+    """Whether `summary` capitalizes loan interest during a construction period."""
+    return summary is not None and (summary.get("construction_interest_usd") or 0) > 0
+
 
 def shown(rows: tuple[Row, ...] = HEADLINES, summary: Mapping | None = None) -> tuple[Row, ...]:
     """The rows whose metric the engine computes; the token mix's where `summary` bills input
-    tokens."""
+    tokens, the construction loan's where it capitalizes interest (`builds`)."""
     mix = summary is not None and any(
         summary.get(key)
         for key in ("input_token_revenue_usd_total", "cached_input_token_revenue_usd_total")
     )
-    return tuple(
-        row for row in rows if row[0] in SUMMARY_COLUMNS and (mix or row[0] not in TOKEN_MIX_KEYS)
-    )
+    left_out = (() if mix else TOKEN_MIX_KEYS) + (() if builds(summary) else CONSTRUCTION_KEYS)
+    return tuple(row for row in rows if row[0] in SUMMARY_COLUMNS and row[0] not in left_out)
 
 
 def case_rows() -> tuple[Row, ...]:

@@ -25,9 +25,11 @@ from econ.labels import counted, field_unit, input_label, plain_number, readable
 from econ.memo.build import PAYBACK, Memo
 from econ.memo.figures import (
     BREACH_PRICE,
+    CONSTRUCTION_KEYS,
     RESIDUAL_NPV,
     RETURN_KEYS,
     breach_price_text,
+    builds,
     case_rows,
     cushion_words,
     figure_text,
@@ -605,6 +607,25 @@ def _draws(memo: Memo) -> str:
     return f"; drawn with the capex: {listed}"
 
 
+def _construction(memo: Memo) -> str:
+    """ "; service from month 4: 35,653 USD of interest capitalized during construction (added to
+    the loan, not paid), so 2,510,573 USD is owed when service starts, repaid by month 63" for a
+    loan drawn before service (econ.construction), else "": the debt raised is what is drawn, not
+    what is owed."""
+    if not builds(memo.summary):
+        return ""
+    serving = np.flatnonzero(memo.monthly["gpus_in_service"].to_numpy(dtype=float) > 0)
+    start = f" from month {serving[0]}" if serving.size else ""
+    interest, owed = (
+        figure_text(f"base.{key}", memo.figures[f"base.{key}"]) for key in CONSTRUCTION_KEYS
+    )
+    return (
+        f"; service{start}: {interest} USD of interest capitalized during construction (added "
+        f"to the loan, not paid), so {owed} USD is owed when service starts"
+        + _repaid_by(memo)  # (the term runs from service: past the month a term from 0 gives)
+    )
+
+
 def _fleet_text(memo: Memo) -> str:
     """'1,024 NVIDIA H200 SXM GPUs (32 racks of 32), held to the projection's end (month 60)':
     the hardware by its catalog name (its key where the catalog has none), each vintage after the
@@ -679,7 +700,7 @@ def _ask(memo: Memo) -> list[tuple[str, str]]:
                 if memo.summary.get("debt_usd")
                 else f"all equity: no debt raised (the sizing of {sizing} gives none)"
             )
-        debt += _draws(memo)
+        debt += _draws(memo) + _construction(memo)
     else:
         debt = "all equity"
     residual = _residual_text(memo)
