@@ -437,7 +437,9 @@ def parse_montecarlo(n: int | None, dists: Sequence[str], seed: int) -> dict | N
     for item in dists:
         path, text = (part.strip() for part in item.split("=", 1))
         distributions[path] = text
-    return {"n": n, "seed": seed, "distributions": distributions}
+    # By path: each distribution draws from the seed by its position, and the stamp's JSON keeps
+    # its keys sorted, so `econ verify` draws in this order whatever order --dist gave them.
+    return {"n": n, "seed": seed, "distributions": dict(sorted(distributions.items()))}
 
 
 PAYBACK = "payback_months"
