@@ -81,3 +81,28 @@ def test_without_construction_the_rows_are_left_out():
     assert not keys & set(CONSTRUCTION_KEYS)
     built = seed | {"construction_interest_usd": 35_653.14}
     assert set(CONSTRUCTION_KEYS) <= {key for key, *_ in shown(summary=built)}
+
+
+def test_the_cases_show_what_each_owes_when_service_starts(built_memo):
+    # The rate-up case (10.75% + 2 points) capitalizes more interest on the same draws: its debt
+    # raised is the base's, what it owes at conversion is not. By hand: 742,476 drawn in month 0
+    # and 1,732,444 in month 2, a month's interest at 12.75%/12 added in months 1-3.
+    rate = 0.1275 / 12
+    owed = 742_476.0 * (1 + rate) ** 2 + 1_732_444.0
+    owed *= 1 + rate
+    figures = {key: (value, text) for key, value, text in _parsed(built_memo).figures}
+    assert figures["rate-up.debt_usd"][1] == figures["base.debt_usd"][1] == "2,474,920"
+    assert float(figures["rate-up.debt_at_conversion_usd"][0]) == pytest.approx(owed, rel=1e-12)
+    assert figures["rate-up.debt_at_conversion_usd"][1] == "2,517,246"
+    assert figures["downside.debt_at_conversion_usd"][1] == "2,510,573"  # (the price: no change)
+
+
+def test_a_montecarlo_memo_gives_the_percentiles_of_what_is_owed(tmp_path, capsys):
+    out = tmp_path / "mc.html"
+    dist = "financing.debt_rate_annual=uniform(0.08,0.13)"
+    args = ["memo", str(SEED), *BUILD_ARGS, "--out", str(out), "--montecarlo", "12"]
+    assert main([*args, "--dist", dist]) == 0
+    figures = {key: float(value) for key, value, _ in _parsed(out).figures}
+    owed = [figures[f"p{q}.debt_at_conversion_usd"] for q in (10, 50, 90)]
+    assert 2_474_920 < owed[0] < owed[1] < owed[2]  # more interest at a dearer rate
+    assert _verify(capsys, out)[0] == 0

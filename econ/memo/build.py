@@ -471,18 +471,21 @@ def draw_percentiles(values, key: str) -> tuple[list[float | None], int]:
     return [float(np.quantile(values[finite], q / 100)) for q in PERCENTILES], count
 
 
-def montecarlo_cases(scenario: Scenario, spec: Mapping, hold: bool = False) -> dict[str, dict]:
+def montecarlo_cases(
+    scenario: Scenario, spec: Mapping, hold: bool = False, summary: Mapping | None = None
+) -> dict[str, dict]:
     """P10, P50 and P90 of each case metric over the draws of `spec` (see parse_montecarlo), as
     draw_percentiles takes them; each case holds the number of draws and, by metric, how many of
     them have it (`defined`), which the memo says beside a metric some draws lack.
 
     Where `hold` (the base case sizes a loan the other cases hold) and the draws leave the loan's
     terms alone, every draw holds that loan too (`econ.analysis.committed.hold_job`), so the
-    percentiles of the DSCR are the proposed loan's cover, as in the named cases."""
+    percentiles of the DSCR are the proposed loan's cover, as in the named cases. `summary` is
+    the base case's: its construction loan adds a metric (`case_rows`)."""
     from econ.analysis.committed import loan_terms
     from econ.analysis.montecarlo import montecarlo
 
-    keys = [key for key, *_ in case_rows()]
+    keys = [key for key, *_ in case_rows(summary)]  # (`summary`: the base case's)
     holds = hold and not loan_terms(spec["distributions"])
     result = montecarlo(
         scenario,
@@ -587,7 +590,7 @@ def figures_of(summary: Mapping, cases: Mapping[str, dict], tornado: Mapping) ->
     `tornado.<path>.low|high`."""
     figures = {f"base.{key}": _figure(summary, key) for key, *_ in shown(summary=summary)}
     for name, case in cases.items():
-        for key, *_ in case_rows():
+        for key, *_ in case_rows(summary):
             figures[f"{name}.{key}"] = _figure(case["summary"], key)
     for row in tornado["rows"]:
         figures[f"tornado.{row['input']}.low"] = row["output_low"]
@@ -623,7 +626,9 @@ def compute(
             "moves_rate": moves_rate(scenario, case),
         }
     if montecarlo is not None:
-        case_results.update(montecarlo_cases(scenario, montecarlo, hold=loan is not None))
+        case_results.update(
+            montecarlo_cases(scenario, montecarlo, hold=loan is not None, summary=summary)
+        )
     paths = tornado_paths(scenario) if tornado_inputs is None else list(tornado_inputs)
     if tornado_inputs is None and not summary.get("debt_usd"):
         # a loan sized to 0 USD (a maximum LTV the book value leaves no room for): no rate moves

@@ -118,9 +118,13 @@ def shown(rows: tuple[Row, ...] = HEADLINES, summary: Mapping | None = None) -> 
     return tuple(row for row in rows if row[0] in SUMMARY_COLUMNS and row[0] not in left_out)
 
 
-def case_rows() -> tuple[Row, ...]:
-    by_key = {row[0]: row for row in shown()}
-    return tuple(by_key[key] for key in CASE_KEYS if key in by_key)
+def case_rows(summary: Mapping | None = None) -> tuple[Row, ...]:
+    """The rows of CASE_KEYS the engine computes, and the debt owed when service starts where
+    the base case's `summary` capitalizes construction interest (`builds`): a case on the rate
+    moves it, not the debt raised."""
+    by_key = {row[0]: row for row in shown(summary=summary)}
+    keys = CASE_KEYS + (("debt_at_conversion_usd",) if builds(summary) else ())
+    return tuple(by_key[key] for key in keys if key in by_key)
 
 
 BREACH_PRICE: Row = (

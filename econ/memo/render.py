@@ -260,7 +260,7 @@ def _case_notes(memo: Memo, cases: list[str]) -> tuple[dict[str, list[int]], lis
     whose flows change sign more than once with one root in the range, unique there. Returns
     the footnotes' numbers by figure key (`<case>.<metric>`), their texts in order, and the rule
     where a note needs it."""
-    labels = {key: label for key, label, *_ in case_rows()}
+    labels = {key: label for key, label, *_ in case_rows(memo.summary)}
     numbers: dict[str, list[int]] = {}
     notes: list[str] = []
     several = False
@@ -475,7 +475,7 @@ def _rate_notes(memo: Memo) -> dict[str, str | None]:
     interest, so it rises with the rate; the equity IRR row shows what the rate costs."""
     from econ.memo.build import rate_input
 
-    labels = {key: label for key, label, *_ in case_rows()}
+    labels = {key: label for key, label, *_ in case_rows(memo.summary)}
     equity, dscr = labels["irr_equity_annual"], labels["min_dscr"]
     names = [name for name, c in memo.cases.items() if c.get("moves_rate")]
     cases = None
@@ -1049,7 +1049,7 @@ def html(memo: Memo) -> str:
     cases = ["base", *memo.cases]
     footnotes, case_notes, roots_rule = _case_notes(memo, cases)
     case_table = []
-    for key, label, unit, _fmt in case_rows():
+    for key, label, unit, _fmt in case_rows(memo.summary):
         cells = []
         for name in cases:
             value = memo.figures[f"{name}.{key}"]
