@@ -222,12 +222,20 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
         y = np.arange(len(part))
         low = part["output_low"].to_numpy(dtype=float) - base
         high = part["output_high"].to_numpy(dtype=float) - base
-        ax.barh(y, low, left=base, color="tab:blue", label="input at low")
-        ax.barh(y, high, left=base, color="tab:orange", label="input at high")
+        # each input's longer bar first and its shorter over it: where both ends fall on one side
+        # of the base (the seed's life ±10% both raise its NPV) the high bar hid the low one
+        first = np.abs(np.nan_to_num(low)) >= np.abs(np.nan_to_num(high))
+        colours = np.array(["tab:blue", "tab:orange"])
+        ax.barh(y, np.where(first, low, high), left=base, color=colours[(~first).astype(int)])
+        ax.barh(y, np.where(first, high, low), left=base, color=colours[first.astype(int)])
+        patch = importlib.import_module("matplotlib.patches").Patch  # (matplotlib is there)
+        ends = zip(colours, ("low", "high"), strict=True)
+        ax.legend(
+            handles=[patch(color=c, label=f"input at {e}") for c, e in ends], loc="lower right"
+        )
         ax.axvline(base, color="k", linewidth=0.8)
         ax.set_yticks(y, part["input"])
         ax.set_xlabel(output)
-        ax.legend(loc="lower right")
     elif result.method == "sobol":
         y = np.arange(len(part))
         ax.barh(

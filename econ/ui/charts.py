@@ -416,6 +416,12 @@ def debt_and_dscr(
     return alt.layer(balance, dscr).resolve_scale(y="independent")
 
 
+TORNADO_COLOURS = ("#4c78a8", "#e45756")
+"""A tornado's bars with the input low and high (blue, red)."""
+TORNADO_BASE_COLOUR = "#333333"
+"""A tornado's base line: dark, not the orange the low bars had, over which the base line was lost."""
+
+
 def tornado(rows: pd.DataFrame, swing_pct: float, title: str, fmt: str) -> alt.LayerChart:
     """Tornado bars from the base result to the result with each input low and high.
 
@@ -428,13 +434,18 @@ def tornado(rows: pd.DataFrame, swing_pct: float, title: str, fmt: str) -> alt.L
         order = list(rows.sort_values("rank")["input"])
     else:
         order = list(rows.sort_values("swing", ascending=False)["input"])
+    cases = [f"input −{swing_pct:g}%", f"input +{swing_pct:g}%"]
     long = pd.concat(
         [
-            rows.assign(case=f"input −{swing_pct:g}%", value=rows["output_low"]),
-            rows.assign(case=f"input +{swing_pct:g}%", value=rows["output_high"]),
+            rows.assign(case=cases[0], value=rows["output_low"]),
+            rows.assign(case=cases[1], value=rows["output_high"]),
         ]
     )
     long["base"] = base_value
+    # The longer bar of an input first, the shorter over it: where both ends fall on one side of
+    # the base (the seed's life -20% and +20% both raise its NPV) the high bar, drawn last, hid
+    # the low one, and the input read as moving the output one way only.
+    long["reach"] = (long["value"] - base_value).abs()
     bars_ = (
         alt.Chart(long)
         .mark_bar()
@@ -442,8 +453,15 @@ def tornado(rows: pd.DataFrame, swing_pct: float, title: str, fmt: str) -> alt.L
             y=alt.Y("input:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
             x=alt.X("base:Q", title=title, axis=alt.Axis(format=fmt)),
             x2="value:Q",
-            color=alt.Color("case:N", title=None),
+            # low then high in the legend, each its own colour, neither the base line's
+            color=alt.Color(
+                "case:N",
+                title=None,
+                sort=cases,
+                scale=alt.Scale(domain=cases, range=TORNADO_COLOURS),
+            ),
+            order=alt.Order("reach:Q", sort="descending"),
             tooltip=["input:N", "case:N", alt.Tooltip("value:Q", format=fmt, title=title)],
         )
     )
-    return alt.layer(bars_, rule(base_value, "base", axis="x"))
+    return alt.layer(bars_, rule(base_value, "base", axis="x", colour=TORNADO_BASE_COLOUR))

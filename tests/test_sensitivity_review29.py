@@ -1,0 +1,62 @@
+"""Tornado charts and the Risk and Compare pages as a finance analyst checked them (review 29)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from econ import load_scenario
+from econ.analysis.sensitivity import percent_ranges, tornado
+from tests.conftest import ROOT
+
+SEED_FILE = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+
+
+# --- 1. both ends of an input on one side of the base: the shorter bar is not hidden ------------
+
+
+def _life_tornado():
+    """The seed's tornado of depreciation.life_years ±10%: both ends raise the NPV (5.4 years to
+    -128,080 USD through earlier deductions, 6.6 years to -28,004 through the sale at book
+    value), so both bars run right of the base's -162,599."""
+    base = load_scenario(SEED_FILE)
+    table = tornado(base, percent_ranges(base, ["depreciation.life_years"], 10.0), ("npv_usd",))
+    row = table.table.iloc[0]
+    assert row["output_base"] < row["output_low"] < row["output_high"]
+    return table
+
+
+def test_the_apps_tornado_draws_the_shorter_bar_over_the_longer():
+    # Drawn in data order, the high bar (base to -28,004) covered the low one (base to -128,080):
+    # the chart showed the life moving the NPV one way only, and the legend's low colour nowhere.
+    vl_convert = pytest.importorskip("vl_convert")
+    from econ.ui import charts
+
+    rows = _life_tornado().table
+    svg = vl_convert.vegalite_to_svg(charts.tornado(rows, 10.0, "NPV [USD]", ",.0f").to_json())
+    drawn = re.findall(r'aria-roledescription="bar"[^>]*fill="(#[0-9a-f]{6})"', svg)
+    low, high = charts.TORNADO_COLOURS
+    assert drawn == [high, low], drawn  # the longer (high) first, the shorter (low) over it
+    assert charts.TORNADO_BASE_COLOUR not in charts.TORNADO_COLOURS
+
+
+def test_the_reports_tornado_draws_the_shorter_bar_over_the_longer(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    from econ.analysis import report
+
+    figures = []
+    monkeypatch.setattr(report, "_save", lambda fig, png: figures.append(fig))
+    report.sensitivity_report(_life_tornado(), tmp_path / "life")
+    (ax,) = figures[0].axes
+    bars = [(p.get_x(), p.get_width(), p.get_facecolor()) for p in ax.patches]
+    assert len(bars) == 2
+    (left, long_width, long_colour), (left2, short_width, short_colour) = bars
+    assert left == left2 and 0 < short_width < long_width  # the shorter drawn last, on top
+    legend = {t.get_text(): h.get_facecolor() for t, h in zip(*_legend(ax), strict=True)}
+    assert short_colour == legend["input at low"] and long_colour == legend["input at high"]
+
+
+def _legend(ax):
+    legend = ax.get_legend()
+    return legend.get_texts(), legend.legend_handles
