@@ -60,3 +60,47 @@ def test_the_reports_tornado_draws_the_shorter_bar_over_the_longer(tmp_path, mon
 def _legend(ax):
     legend = ax.get_legend()
     return legend.get_texts(), legend.legend_handles
+
+
+# --- 2. an input the Risk page's swing cannot move is refused in the page's words --------------
+
+
+@pytest.mark.parametrize(
+    ("path", "pct", "said"),
+    [
+        (
+            "capex.storage_usd_per_gpu",
+            20.0,
+            "Capex › Storage [USD/GPU] is 0 in the scenario, and ±20% of 0 is 0, so the tornado "
+            "cannot swing it; take it out of Inputs (the data table below takes a range of it)",
+        ),
+        (
+            "fleet.gpu_count",
+            0.5,
+            "Fleet › GPU count [GPUs] is 72 in the scenario, and ±0.5% of it rounds to it both "
+            "ways, so the tornado cannot swing it; give a wider swing, or take it out of Inputs",
+        ),
+    ],
+)
+def test_an_input_the_swing_cannot_move_is_named_by_its_label_without_cli_options(path, pct, said):
+    # The page showed econ sensitivity's message: the dotted path and "give its range instead:
+    # --range capex.storage_usd_per_gpu=LOW,HIGH", an option the page does not have.
+    from tests.test_app import errors, widget
+    from tests.test_app_review2 import open_app
+
+    at = open_app(page="risk")
+    widget(at.multiselect, "Inputs").set_value([path, "utilization.share"]).run()
+    widget(at.number_input, "Swing [± %]").set_value(pct).run()
+    widget(at.button, "Run the tornado").click().run()
+    assert not at.exception
+    assert errors(at) == [f"Tornado ranges: {said}"], errors(at)
+    assert "econ.tornado_result" not in at.session_state
+
+
+def test_the_command_line_keeps_its_words_for_an_input_that_would_not_move():
+    from econ.analysis.sensitivity import UnmovedRange
+
+    base = load_scenario(SEED_FILE)
+    with pytest.raises(UnmovedRange, match=r"--range capex.storage_usd_per_gpu=LOW,HIGH") as exc:
+        percent_ranges(base, ["capex.storage_usd_per_gpu"], 10.0)
+    assert (exc.value.path, exc.value.value) == ("capex.storage_usd_per_gpu", 0)

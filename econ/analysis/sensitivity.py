@@ -511,6 +511,16 @@ def _show(value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+class UnmovedRange(BatchInputError):
+    """An input that +-pct% of its base value would not move (a base of 0, or a whole number
+    that rounds back to itself): `path` and its base `value`, for a caller that words it in its
+    own terms (the app's Risk page has no --range)."""
+
+    def __init__(self, message: str, path: str = "", value=None):
+        super().__init__(message)
+        self.path, self.value = path, value
+
+
 def percent_ranges(base: Scenario, paths: Sequence[str], pct: float) -> dict[str, tuple]:
     """Ranges of +-pct percent around each path's base value (whole numbers for int fields)."""
     if not pct > 0:
@@ -528,18 +538,22 @@ def percent_ranges(base: Scenario, paths: Sequence[str], pct: float) -> dict[str
                 f"{path} is not set in the base scenario; give --range {path}=LOW,HIGH"
             )
         if value == 0:
-            raise BatchInputError(
+            raise UnmovedRange(
                 f"{path} is 0 in the base scenario, and +-{pct:g}% of 0 is 0, so it would not "
-                f"move; give its range instead: --range {path}=LOW,HIGH"
+                f"move; give its range instead: --range {path}=LOW,HIGH",
+                path,
+                value,
             )
         low, high = (_decimal(value * (1 + sign * pct / 100)) for sign in (-1, 1))
         if spec.kind == "int":
             low, high = round(low), round(high)
             if low == high:
-                raise BatchInputError(
+                raise UnmovedRange(
                     f"{path} is {value} in the base scenario, and +-{pct:g}% of it rounds to "
                     f"{low} both ways (a whole-number field), so it would not move; give a "
-                    f"larger --pct or its range: --range {path}=LOW,HIGH"
+                    f"larger --pct or its range: --range {path}=LOW,HIGH",
+                    path,
+                    value,
                 )
         out[path] = (min(low, high), max(low, high))
     return out

@@ -80,10 +80,24 @@ def bounded_ranges(
 ) -> tuple[dict[str, tuple], list[str]]:
     """+-pct percent around each path's base value, clipped to the field's declared bounds
     (e.g. utilization.share <= 1); the notes say which swings were clipped and to what."""
-    from econ.analysis.sensitivity import percent_ranges
+    from econ.analysis.sensitivity import UnmovedRange, percent_ranges
+    from econ.analysis.validation import BatchInputError
+    from econ.ui.form import path_label
 
+    try:
+        swung = percent_ranges(base, list(paths), pct)
+    except UnmovedRange as exc:  # in the page's words: it has no --range or --pct
+        if exc.value == 0:
+            why = f"is 0 in the scenario, and ±{pct:g}% of 0 is 0"
+            instead = "take it out of Inputs (the data table below takes a range of it)"
+        else:
+            why = f"is {exc.value:,} in the scenario, and ±{pct:g}% of it rounds to it both ways"
+            instead = "give a wider swing, or take it out of Inputs"
+        raise BatchInputError(
+            f"{path_label(exc.path)} {why}, so the tornado cannot swing it; {instead}"
+        ) from None
     ranges, notes = {}, []
-    for path, (low, high) in percent_ranges(base, list(paths), pct).items():
+    for path, (low, high) in swung.items():
         ranges[path] = field_clipped(path, low, high)
         if ranges[path] != (low, high):
             notes.append(path)
