@@ -104,3 +104,23 @@ def test_the_command_line_keeps_its_words_for_an_input_that_would_not_move():
     with pytest.raises(UnmovedRange, match=r"--range capex.storage_usd_per_gpu=LOW,HIGH") as exc:
         percent_ranges(base, ["capex.storage_usd_per_gpu"], 10.0)
     assert (exc.value.path, exc.value.value) == ("capex.storage_usd_per_gpu", 0)
+
+
+# --- 3. under the chart of one output, that output's notes only ---------------------------------
+
+
+def test_the_notes_under_the_tornado_are_of_the_output_shown():
+    # The seed's default tornado ties price, utilization and throughput on NPV, and utilization
+    # and throughput on LCOT: under the chart of NPV the page listed LCOT's tie too.
+    from econ.ui.pages.risk import _output_label
+    from tests.test_app import shown, widget
+    from tests.test_app_review2 import open_app
+
+    at = open_app(page="risk")
+    widget(at.button, "Run the tornado").click().run()
+    assert not at.exception
+    for output, other in (("npv_usd", "lcot_usd_per_mtok"), ("lcot_usd_per_mtok", "npv_usd")):
+        at.selectbox(key="econ.tornado_output").set_value(output).run()
+        notes = " ".join(shown(i.value) for i in at.info if "Notes, as" in i.value)
+        assert f" move {output} by the same swing" in notes, (_output_label(output), notes)
+        assert f" move {other} by the same swing" not in notes, notes

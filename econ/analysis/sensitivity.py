@@ -719,9 +719,20 @@ def _note_ties(metadata: dict, output: str, inputs, ranks, kinds) -> None:
         tied = [p for p, r in zip(inputs, ranks, strict=True) if r == rank]
         if len(tied) > 1:
             metadata.setdefault("notes", []).append(
-                f"{', '.join(tied)} move {output} by the same swing (within {TIE_RELATIVE:g} of "
+                f"{', '.join(tied)}{TIE_NOTE.format(output=output)} (within {TIE_RELATIVE:g} of "
                 f"its largest): they share rank {rank}, in the order given"
             )
+
+
+TIE_NOTE = " move {output} by the same swing"
+"""The words of a run's note on tied inputs that name the output (`_note_ties`)."""
+
+
+def output_notes(notes: Sequence[str], output: str, outputs: Sequence[str]) -> list[str]:
+    """A tornado run's notes that concern `output`, of a run over `outputs`: all but the notes
+    on tied swings of the other outputs (a chart of NPV listed the inputs tied on LCOT)."""
+    others = [TIE_NOTE.format(output=o) for o in outputs if o != output]
+    return [n for n in notes if not any(o in n for o in others)]
 
 
 NO_EFFECT = "no effect"

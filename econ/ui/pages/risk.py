@@ -18,6 +18,7 @@ from econ.analysis.sampling import (  # a browser holds whole numbers up to MAX_
     MAX_SEED,
     sobol_balance_note,
 )
+from econ.analysis.sensitivity import output_notes
 from econ.labels import counted
 from econ.ui import charts, common, compute, risk
 from econ.ui.fmt import (
@@ -248,7 +249,7 @@ def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
     scale_rows["output_base"], _, _ = _display(rows["output_base"], output, money)
     charts.show(charts.tornado(scale_rows, swing, title, fmt))
     st.caption("Bars run from the base result (rule) to the result with the input low and high.")
-    _tornado_notes(rows, notes)
+    _tornado_notes(rows, output_notes(notes, output, OUTPUTS))  # (not other outputs' ties)
 
 
 def _tornado_notes(rows: pd.DataFrame, notes: list[str]) -> None:
