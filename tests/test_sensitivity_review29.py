@@ -124,3 +124,25 @@ def test_the_notes_under_the_tornado_are_of_the_output_shown():
         notes = " ".join(shown(i.value) for i in at.info if "Notes, as" in i.value)
         assert f" move {output} by the same swing" in notes, (_output_label(output), notes)
         assert f" move {other} by the same swing" not in notes, notes
+
+
+# --- 4. Compare: differences over different horizons are said to be so -------------------------
+
+
+def test_compare_says_when_the_horizons_and_start_dates_differ():
+    # The seed (72 months from 2026-04-01) against gpt-oss-120b-b200 (48 months from 2026-01-01):
+    # "Revenue over the horizon − base" read -3,124,838 USD with no word that the horizons differ.
+    from tests.test_app_review2 import open_app
+
+    at = open_app(page="compare")
+    at.multiselect[0].set_value(["current scenario", "gpt-oss-120b-b200"]).run()
+    assert not at.exception
+    infos = [i.value for i in at.info if "horizons differ" in i.value]
+    assert len(infos) == 1, [i.value for i in at.info]
+    assert "deepseek-r1-gb200-nvl72 (current) 72 months, gpt-oss-120b-b200 48 months" in infos[0]
+    assert (
+        "(deepseek-r1-gb200-nvl72 (current) 2026-04-01, gpt-oss-120b-b200 2026-01-01)" in infos[0]
+    )
+    # the same horizon and start: nothing said
+    at.multiselect[0].set_value(["current scenario", "deepseek-r1-gb200-nvl72-macrs"]).run()
+    assert not [i.value for i in at.info if "differ (" in i.value]
