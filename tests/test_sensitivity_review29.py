@@ -146,3 +146,28 @@ def test_compare_says_when_the_horizons_and_start_dates_differ():
     # the same horizon and start: nothing said
     at.multiselect[0].set_value(["current scenario", "deepseek-r1-gb200-nvl72-macrs"]).run()
     assert not [i.value for i in at.info if "differ (" in i.value]
+
+
+def test_the_compare_results_csv_gives_percentages_in_the_unit_of_their_label(monkeypatch):
+    # "Project IRR [%/year]" held the fraction 0.0814 (and its difference 0.161 for 16.1 points),
+    # where the inputs' CSV gives a 70 % share as 70.
+    import econ.export
+    from econ import project
+    from tests.test_app_review2 import open_app
+
+    written = []
+    real = econ.export.csv_text
+    monkeypatch.setattr(econ.export, "csv_text", lambda frame: written.append(frame) or real(frame))
+    at = open_app(page="compare")
+    at.multiselect[0].set_value(["current scenario", "llama2-70b-h200"]).run()
+    assert not at.exception
+    results = [f for f in written if "key" in f.columns][-1]  # (the last run's)
+    row = results.set_index("key").loc["irr_project_annual"]
+    seed = project(load_scenario(SEED_FILE)).summary.iloc[0]
+    llama = project(load_scenario(ROOT / "models/scenarios/llama2-70b-h200.toml")).summary.iloc[0]
+    assert row["metric"] == "Project IRR [%/year]"
+    assert row["deepseek-r1-gb200-nvl72 (current)"] == pytest.approx(seed.irr_project_annual * 100)
+    difference = row["llama2-70b-h200 - deepseek-r1-gb200-nvl72 (current)"]
+    assert difference == pytest.approx((llama.irr_project_annual - seed.irr_project_annual) * 100)
+    npv = results.set_index("key").loc["npv_usd"]  # money stays in USD
+    assert npv["deepseek-r1-gb200-nvl72 (current)"] == pytest.approx(seed.npv_usd)

@@ -202,6 +202,19 @@ def horizon_note(labels: list[str], scenarios: list) -> str | None:
     return ". ".join(parts) + "." if parts else None
 
 
+def in_label_units(results: pd.DataFrame) -> pd.DataFrame:
+    """The Results rows for the CSV, each number in the unit its label states, as the inputs'
+    CSV gives them: a percentage as a percentage (the seed's project IRR under "Project IRR
+    [%/year]" as 8.136, its difference in points; it read 0.08136). The workbook keeps the
+    fractions, which its percent format shows as 8.1%."""
+    out = results.copy()
+    pct = out["key"].map(lambda key: metric_kind(str(key)) == "pct")
+    for column in out.columns.drop(["metric", "key"]):
+        values = pd.to_numeric(out[column], errors="coerce")
+        out[column] = out[column].where(~pct, values * 100)
+    return out
+
+
 MONTHS_FORMAT = "#,##0.0"
 """Months in the comparison workbook as the app writes them (econ.ui.fmt: payback 35.4, not 35)."""
 
@@ -444,7 +457,7 @@ def render() -> None:
         height=min(600, common.table_height(len(shown))),
     )
     export_buttons(
-        pd.DataFrame(raw),
+        in_label_units(pd.DataFrame(raw)),
         column(2).assign(path=paths),
         with_reasons(raw, result["summaries"], labels),
     )
