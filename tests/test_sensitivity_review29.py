@@ -171,3 +171,25 @@ def test_the_compare_results_csv_gives_percentages_in_the_unit_of_their_label(mo
     assert difference == pytest.approx((llama.irr_project_annual - seed.irr_project_annual) * 100)
     npv = results.set_index("key").loc["npv_usd"]  # money stays in USD
     assert npv["deepseek-r1-gb200-nvl72 (current)"] == pytest.approx(seed.npv_usd)
+
+
+# --- 5. a percent swing is relative, and says so ----------------------------------------------
+
+
+def test_the_swing_says_it_is_a_percentage_of_the_base_value_not_points(capsys):
+    # On a field shown in % ("Utilization › Share [%]", 70%), "±20%" read as 50% to 90% as well
+    # as the 56% to 84% the tornado runs; neither help said which.
+    from econ.cli import main
+    from tests.test_app import widget
+    from tests.test_app_review2 import open_app
+
+    at = open_app(page="risk")
+    assert "56% and 84%, not 50% and 90%" in widget(at.number_input, "Swing [± %]").help
+    base = load_scenario(SEED_FILE)
+    assert percent_ranges(base, ["utilization.share"], 20.0) == {"utilization.share": (0.56, 0.84)}
+    assert percent_ranges(base, ["utilization.share"], 10.0) == {"utilization.share": (0.63, 0.77)}
+    with pytest.raises(SystemExit):
+        main(["sensitivity", "--help"])
+    assert "(a utilization of 0.7 swings to 0.63 and 0.77)" in " ".join(
+        capsys.readouterr().out.split()
+    )

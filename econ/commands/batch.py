@@ -176,7 +176,8 @@ def register(subparsers) -> None:
     t.add_argument(
         "--pct",
         type=Number(what="a percentage", gt=0),
-        help="+- percent for --vary, in percent: 10 is +-10%% (default 10)",
+        help="+- percent of the base value for --vary, in percent: 10 is +-10%% of it, "
+        "relative (a utilization of 0.7 swings to 0.63 and 0.77) (default 10)",
     )
     t.add_argument(
         "--dist",

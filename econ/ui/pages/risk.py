@@ -189,7 +189,8 @@ def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
         value=None,
         key=common.keep("econ.tornado_pct", 20.0),
         step=5.0,
-        help="Each input at its base value minus and plus this percentage",
+        help="Each input at its base value minus and plus this percentage of it: relative, so "
+        "20 swings a 70% utilization to 56% and 84%, not 50% and 90%",
     )
     output = cols[2].selectbox(
         "Output",
