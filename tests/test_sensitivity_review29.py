@@ -193,3 +193,17 @@ def test_the_swing_says_it_is_a_percentage_of_the_base_value_not_points(capsys):
     assert "(a utilization of 0.7 swings to 0.63 and 0.77)" in " ".join(
         capsys.readouterr().out.split()
     )
+
+
+# --- 6. a range whose two ends are both refused counts them as values ---------------------------
+
+
+def test_a_range_with_both_ends_out_of_bounds_counts_values_not_rows(capsys):
+    # "(2 of 2 rows)" after "value 1": a --vary has two ends, no rows.
+    from econ.cli import main
+
+    assert main(["sensitivity", str(SEED_FILE), "--vary", "utilization.share", "--pct", "200"]) == 3
+    assert capsys.readouterr().err == (
+        "error: --vary utilization.share --pct 200: range utilization.share, value 1: "
+        "utilization.share = -0.7: expected a number >= 0 and <= 1 (2 of 2 values)\n"
+    )

@@ -407,7 +407,9 @@ def check_values(
             value = values[row]
             if expected is None:
                 expected = f"a value ({spec.expected()}); the field cannot be left empty"
-            more = f" ({len(rows):,} of {len(values):,} rows)" if len(rows) > 1 else ""
+            # counted in the label's word: a range's two ends are "values", not "rows"
+            noun = f"{row_label}s" if isinstance(row_label, str) else "rows"
+            more = f" ({len(rows):,} of {len(values):,} {noun})" if len(rows) > 1 else ""
             where = _where(source, row, row_label, row_offset)
             raise BatchInputError(
                 f"{where}: {spec.path} = {_show(value)}: expected {expected}{more}".lstrip(": ")
