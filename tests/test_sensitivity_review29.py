@@ -207,3 +207,24 @@ def test_a_range_with_both_ends_out_of_bounds_counts_values_not_rows(capsys):
         "error: --vary utilization.share --pct 200: range utilization.share, value 1: "
         "utilization.share = -0.7: expected a number >= 0 and <= 1 (2 of 2 values)\n"
     )
+
+
+# --- 7. the report says what the command line notes --------------------------------------------
+
+
+def test_the_tornado_report_gives_the_runs_notes(tmp_path):
+    # With a 7-year life over the seed's 72 months every bar rests on selling the GPUs at book
+    # value; the command line said so in a note, the report (table and chart only) did not.
+    pytest.importorskip("matplotlib")
+    from econ.analysis.report import sensitivity_report
+
+    base = load_scenario(SEED_FILE, {"depreciation.life_years": 7})
+    paths = ["utilization.share", "market.price_usd_per_mtok"]
+    result = tornado(base, percent_ranges(base, paths, 10.0), ("npv_usd",), hold_debt=True)
+    sold = [n for n in result.run.notes if "is assumed sold at book value" in n]
+    assert len(sold) == 1
+    md, _ = sensitivity_report(result, tmp_path / "life7")
+    text = md.read_text()
+    assert f"- {sold[0]}" in text
+    assert "move npv_usd by the same swing" in text  # the tie, as the CLI notes it
+    assert text.lower().count("every scenario holds") == 1  # the held loan once, on its own line

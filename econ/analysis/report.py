@@ -140,6 +140,16 @@ def _held(metadata: dict) -> list[str]:
     return ["", cell(f"Held loan: {note[0].upper()}{note[1:]}.")]
 
 
+def _notes(notes: list[str]) -> list[str]:
+    """The run's notes under a table, as the command line prints them (`note: ...`), but the
+    held loan's, which `_held` gives: a tornado whose base sells its GPUs at book value rests
+    every bar on that sale, and the report did not say so."""
+    from econ.analysis.runner import HELD_NOTE
+
+    shown = [n for n in notes if not n.startswith(HELD_NOTE)]
+    return ["", "Notes:", "", *(f"- {cell(n)}" for n in shown)] if shown else []
+
+
 def montecarlo_report(
     summary: RunSummary,
     metadata: dict,
@@ -265,6 +275,7 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
             *_held(meta),
             "",
             markdown_table(table),
+            *_notes(result.run.notes),
             "",
             _image(chart, png),
             "",
