@@ -228,3 +228,38 @@ def test_the_tornado_report_gives_the_runs_notes(tmp_path):
     assert f"- {sold[0]}" in text
     assert "move npv_usd by the same swing" in text  # the tie, as the CLI notes it
     assert text.lower().count("every scenario holds") == 1  # the held loan once, on its own line
+
+
+# --- 8. an output undefined for the scenario itself: no base for the bars, and said -------------
+
+
+def test_a_tornado_of_an_output_undefined_at_base_says_so_and_gives_the_ends():
+    # The capital stack's equity IRR is n/a for the scenario itself: the chart drew axes and no
+    # bar (each runs from the base), under the caption "Bars run from the base result".
+    from econ.analysis.sensitivity import tornado as run_tornado
+    from econ.ui.fmt import format_value
+    from econ.ui.form import path_label
+    from tests.test_app import shown, widget
+    from tests.test_app_review2 import open_app
+
+    name = "deepseek-r1-gb200-nvl72-capital-stack"
+    at = open_app(scenario=name, page="risk")
+    widget(at.multiselect, "Inputs").set_value(["market.price_usd_per_mtok"]).run()
+    widget(at.button, "Run the tornado").click().run()
+    at.selectbox(key="econ.tornado_output").set_value("irr_equity_annual").run()
+    assert not at.exception
+    warned = [shown(w.value) for w in at.warning if "no base result" in w.value]
+    assert warned == [
+        "Equity IRR [%/year] is n/a for the scenario as it stands, so the tornado has no base "
+        "result to run its bars from; each input's results at its ends are below."
+    ], [w.value for w in at.warning]
+    assert not [c for c in at.get("vega_lite_chart") if "input −20%" in c.proto.spec]
+    base = load_scenario(ROOT / "models" / "scenarios" / f"{name}.toml")
+    path = "market.price_usd_per_mtok"
+    cli = run_tornado(base, percent_ranges(base, [path], 20.0), ("irr_equity_annual",)).table
+    (ends,) = [d.value for d in at.dataframe if "Input" in d.value.columns]
+    assert list(ends.iloc[0]) == [
+        path_label(path),
+        format_value(cli["output_low"].iloc[0], "pct"),
+        format_value(cli["output_high"].iloc[0], "pct"),
+    ]

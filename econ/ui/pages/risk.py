@@ -248,9 +248,38 @@ def tornado_section(current, paths: list[str], money: str, hold: bool) -> None:
     scale_rows["output_low"], fmt, title = _display(rows["output_low"], output, money)
     scale_rows["output_high"], _, _ = _display(rows["output_high"], output, money)
     scale_rows["output_base"], _, _ = _display(rows["output_base"], output, money)
-    charts.show(charts.tornado(scale_rows, swing, title, fmt))
-    st.caption("Bars run from the base result (rule) to the result with the input low and high.")
+    if np.isnan(float(rows["output_base"].iloc[0])):
+        # no base to run a bar from: the chart drew its axes and no bar, with no word why
+        _undefined_base(rows, output, swing, money)
+    else:
+        charts.show(charts.tornado(scale_rows, swing, title, fmt))
+        st.caption(
+            "Bars run from the base result (rule) to the result with the input low and high."
+        )
     _tornado_notes(rows, output_notes(notes, output, OUTPUTS))  # (not other outputs' ties)
+
+
+def _undefined_base(rows: pd.DataFrame, output: str, swing: float, money: str) -> None:
+    """Where the output is undefined (n/a) for the scenario itself, as the capital stack's equity
+    IRR, the tornado has no base for its bars: said, with each input's results at its ends."""
+    kind, label = metric_kind(output), _output_label(output)
+    st.warning(
+        f"{label} is n/a for the scenario as it stands, so the tornado has no base "
+        "result to run its bars from; each input's results at its ends are below.",
+        icon=":material/warning:",
+    )
+    ends = pd.DataFrame(
+        {
+            "Input": [path_label(p) for p in rows["input"]],
+            f"{label}, input −{swing:g}%": [
+                format_value(v, kind, money) for v in rows["output_low"]
+            ],
+            f"{label}, input +{swing:g}%": [
+                format_value(v, kind, money) for v in rows["output_high"]
+            ],
+        }
+    )
+    common.table(ends, hide_index=True)
 
 
 def _tornado_notes(rows: pd.DataFrame, notes: list[str]) -> None:
