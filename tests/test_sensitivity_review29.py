@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 from econ import load_scenario
@@ -262,4 +263,25 @@ def test_a_tornado_of_an_output_undefined_at_base_says_so_and_gives_the_ends():
         path_label(path),
         format_value(cli["output_low"].iloc[0], "pct"),
         format_value(cli["output_high"].iloc[0], "pct"),
+    ]
+
+
+def test_the_reports_tornado_of_an_output_undefined_at_base_says_why_it_has_no_bars(
+    tmp_path, monkeypatch
+):
+    pytest.importorskip("matplotlib")
+    from econ.analysis import report
+
+    base = load_scenario(
+        ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml"
+    )
+    paths = ["market.price_usd_per_mtok"]
+    result = tornado(base, percent_ranges(base, paths, 10.0), ("irr_equity_annual",))
+    assert np.isnan(result.table["output_base"].iloc[0])
+    figures = []
+    monkeypatch.setattr(report, "_save", lambda fig, png: figures.append(fig))
+    report.sensitivity_report(result, tmp_path / "equity")
+    (ax,) = figures[0].axes
+    assert [t.get_text() for t in ax.texts] == [
+        "irr_equity_annual is n/a for the base scenario:\nno base to run bars from (see the table)"
     ]

@@ -246,6 +246,16 @@ def sensitivity_report(result, prefix: str | os.PathLike, overwrite: bool = Fals
         ax.axvline(base, color="k", linewidth=0.8)
         ax.set_yticks(y, part["input"])
         ax.set_xlabel(output)
+        if np.isnan(base):  # (the capital stack's equity IRR): an empty chart, unexplained
+            ax.text(
+                0.5,
+                0.5,
+                f"{output} is n/a for the base scenario:\nno base to run bars from (see the table)",
+                transform=ax.transAxes,
+                ha="center",
+                va="center",
+                parse_math=False,
+            )
     elif result.method == "sobol":
         y = np.arange(len(part))
         ax.barh(
