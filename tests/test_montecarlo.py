@@ -984,3 +984,29 @@ def test_an_output_file_says_which_fields_were_set(tmp_path):
     assert list(metadata["overridden"]) == ["utilization.share"]
     assert metadata["overridden"]["utilization.share"]["value"] == 0.8
     assert metadata["overridden"]["utilization.share"]["source"].startswith("overridden (was: 0.7")
+
+
+@pytest.mark.parametrize("sampling", ["random", "sobol"])
+def test_the_order_distributions_are_given_in_draws_nothing_different(sampling):
+    """A sampling dimension is a path's place among the sorted paths: the run's fingerprint (its
+    plan hashed with sorted keys, which a resumed run matches) and a memo's stamp record the
+    plan that ran whatever order --dist gave, and a correlation follows its paths."""
+    from econ.analysis.montecarlo import MonteCarlo
+
+    dists = {
+        "utilization.share": Uniform(0.5, 0.9),
+        "market.price_usd_per_mtok": Triangular(0.5, 1.0, 2.0),
+        "capex.gpu_price_usd": Uniform(20000.0, 40000.0),
+    }
+    pair = ("utilization.share", "market.price_usd_per_mtok")
+    jobs = []
+    for paths in (list(dists), sorted(dists)):
+        corr = parse_correlations([f"{pair[0]},{pair[1]}=-0.6"], paths)
+        plan = MonteCarloPlan({p: dists[p] for p in paths}, 512, 7, sampling, corr, block_size=256)
+        jobs.append(MonteCarlo(BASE, plan))
+    given, ordered = (job.inputs(0, 512) for job in jobs)
+    for path in dists:
+        np.testing.assert_array_equal(given[path], ordered[path])
+    assert spearman(np.column_stack([given[p] for p in pair]))[0, 1] == pytest.approx(-0.6, abs=0.1)
+    assert jobs[0].plan_.paths == tuple(sorted(dists))
+    assert jobs[0].metadata(512)["fingerprint"] == jobs[1].metadata(512)["fingerprint"]

@@ -63,7 +63,8 @@ class MonteCarloPlan:
 
     Attributes
     ----------
-    distributions : dotted path -> Distribution (order is the sampling dimension order)
+    distributions : dotted path -> Distribution (kept in the order of the paths, which is the
+        order of the sampling dimensions, whatever order they are given in)
     n : number of scenarios
     seed : root seed (non-negative integer)
     sampling : "random", "sobol" (scrambled) or "sobol-plain"
@@ -127,6 +128,21 @@ class MonteCarloPlan:
                     f"{len(self.paths) + 2} scenarios per sampling block, got {smallest}"
                 )
             object.__setattr__(self, "correlation", c)
+        self._by_path()
+
+    def _by_path(self) -> None:
+        """The distributions (and the correlation's rows and columns) ordered by path: a
+        sampling dimension is a path's place in that order, so the order --dist gives them in
+        draws nothing different, and a plan written with its keys sorted (a memo's stamp, a run's
+        fingerprint) is the plan that ran."""
+        order = sorted(self.paths)
+        if list(self.paths) == order:
+            return
+        place = [self.paths.index(p) for p in order]
+        object.__setattr__(self, "distributions", {p: self.distributions[p] for p in order})
+        object.__setattr__(self, "paths", tuple(order))
+        if self.correlation is not None:
+            object.__setattr__(self, "correlation", self.correlation[np.ix_(place, place)])
 
     def to_dict(self) -> dict:
         return {

@@ -437,8 +437,8 @@ def parse_montecarlo(n: int | None, dists: Sequence[str], seed: int) -> dict | N
     for item in dists:
         path, text = (part.strip() for part in item.split("=", 1))
         distributions[path] = text
-    # By path: each distribution draws from the seed by its position, and the stamp's JSON keeps
-    # its keys sorted, so `econ verify` draws in this order whatever order --dist gave them.
+    # By path, as the plan draws them (MonteCarloPlan) and the stamp's JSON keeps its keys: the
+    # memo lists them in the order `econ verify` reads them back.
     return {"n": n, "seed": seed, "distributions": dict(sorted(distributions.items()))}
 
 
