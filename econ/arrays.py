@@ -56,6 +56,11 @@ def running_max_months(x) -> np.ndarray:
     return _running(x, np.maximum, reverse=False)
 
 
+def running_min_months(x) -> np.ndarray:
+    """Smallest value so far over months: ``np.minimum.accumulate(x, axis=-1)`` as floats."""
+    return _running(x, np.minimum, reverse=False)
+
+
 def snap_to_zero(x, tolerance: float = HALF_CENT_USD) -> np.ndarray:
     """Amounts within `tolerance` of 0 set to exactly 0 [same unit as x].
 

@@ -390,8 +390,11 @@ def breakeven_price_usd_per_mtok(
         hi, f_hi = np.where(short_lo, lo, hi), np.where(short_lo, f_lo, f_hi)
         hi = np.where(short_hi, np.maximum(hi * 2.0, hi + step), hi)
         lo = np.where(short_lo, np.minimum(lo * 2.0, lo - step), lo)
-        f_hi = np.where(short_hi, npv_at(hi, rows), f_hi)
-        f_lo = np.where(short_lo, npv_at(lo, rows), f_lo)
+        # (each row's NPV is its own: only the ends moved are evaluated)
+        if short_hi.any():
+            f_hi[short_hi] = npv_at(hi[short_hi], rows[short_hi])
+        if short_lo.any():
+            f_lo[short_lo] = npv_at(lo[short_lo], rows[short_lo])
     on_end = (f_lo == 0) | (f_hi == 0)  # an end is the root (e.g. the pre-tax one, untaxed)
     result[rows[on_end]] = np.where(f_lo == 0, lo, hi)[on_end]
     keep = ~on_end

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from econ.arrays import cumsum_months, running_max_months
+from econ.arrays import cumsum_months, rows_alike, running_max_months, running_min_months
 from econ.units import MONTHS_PER_YEAR
 
 
@@ -277,18 +277,26 @@ class LinearTaxValue:
         if limited.size:
             in_year = _threshold(year_to_date(cum_fixed[limited]), year_to_date(cum_unit[limited]))
             threshold[limited] = np.minimum(threshold[limited], in_year)
-        self.running_min = -running_max_months(-threshold)
+        self.running_min = running_min_months(threshold)
         self.months = months
+        last_month = np.broadcast_to(np.asarray(last_month), (n,))
         code = np.broadcast_to(np.asarray(schedule), (n,))[:, None]
         # Weights of every month of each year from the year's first month on ("from f"), summed
-        # from each position to the year's end: (n, Y, 13), the last slot 0.
-        weight = _payment_weights(np.ones(n, dtype=np.int64), last_month, years, code)
+        # from each position to the year's end: (n, Y, 13), the last slot 0. They depend on the
+        # horizon and the schedule only: one row serves a batch that shares them.
+        rows = slice(0, 1) if n and rows_alike(last_month, code) else slice(None)
+        weight = _payment_weights(
+            np.ones(n, dtype=np.int64)[rows], last_month[rows], years, code[rows]
+        )
         factor = np.zeros((n, MONTHS_PER_YEAR * years))
         factor[:, : months - 1] = np.asarray(discount, dtype=float)[:, 1:]
         factor = factor.reshape(n, years, MONTHS_PER_YEAR)
-        self.from_weight = _suffix_sums(weight)
+        self.from_weight = np.broadcast_to(_suffix_sums(weight), (n, years, MONTHS_PER_YEAR + 1))
         self.from_value = _suffix_sums(weight * factor)
-        self.year_weight, self.year_value = self.from_weight[:, :, 0], self.from_value[:, :, 0]
+        # the mean factor of each whole year's payments (0 where it has none)
+        year_weight, year_value = self.from_weight[:, :, 0], self.from_value[:, :, 0]
+        paying = year_weight > 0
+        self.year_mean = np.where(paying, year_value / np.where(paying, year_weight, 1.0), 0.0)
         annual = code[:, 0] == 1
         self.annual_rows = np.flatnonzero(annual)
         pay = np.minimum(_annual_pay_month(last_month, years), months - 1)
@@ -298,24 +306,24 @@ class LinearTaxValue:
         """First month with cumulative taxable income above 0 at p [(len(rows),)].
 
         The count of leading months whose running minimum threshold is at least p, found by
-        bisection over each row's non-increasing thresholds (log2 T steps over the rows, not a
-        pass over every month).
+        binary search over each row's non-increasing thresholds (log2 T steps over the rows, not
+        a pass over every month): the count grows by each power of two, largest first, where
+        the month it would reach still has a threshold of at least p.
         """
         flat, months = self.running_min.ravel(), self.months
-        start = np.asarray(rows) * months
-        lo, hi = np.zeros(len(start), dtype=np.int64), np.full(len(start), months)
-        while True:  # invariant: months < lo are >= p, months >= hi are < p
-            open_ = lo < hi
-            if not open_.any():
-                return lo
-            mid = (lo + hi) // 2
-            at_least = flat[start + np.minimum(mid, months - 1)] >= p
-            lo = np.where(open_ & at_least, mid + 1, lo)
-            hi = np.where(open_ & ~at_least, mid, hi)
+        last = np.asarray(rows) * months + months - 1  # each row's last month in `flat`
+        count = np.zeros(len(last), dtype=np.int64)
+        step = 1 << (months.bit_length() - 1)
+        while step:  # invariant: the first `count` months are >= p
+            wider = count + step
+            at_least = (wider <= months) & (flat[last - np.maximum(months - wider, 0)] >= p)
+            count = np.where(at_least, wider, count)
+            step >>= 1
+        return count
 
     def __call__(self, p, rows):
         """Present value of the tax paid at p, for the given rows [USD, (len(rows),)]."""
-        p = np.asarray(p, dtype=float)
+        p, rows = np.asarray(p, dtype=float), np.asarray(rows)
         limit = None if self.loss_limit is None else np.asarray(self.loss_limit)[rows]
         due = tax_with_loss_carryforward(
             self.annual_fixed[rows] + p[:, None] * self.annual_unit[rows],
@@ -325,16 +333,14 @@ class LinearTaxValue:
         years = due.shape[1]
         first = np.maximum(self.first_taxable(p, rows), 1)
         year = (first - 1) // MONTHS_PER_YEAR
-        slot = (np.asarray(rows) * years + np.minimum(year, years - 1)) * (MONTHS_PER_YEAR + 1)
-        slot = slot + (first - 1) % MONTHS_PER_YEAR
-        partial = self.from_value.ravel()[slot], self.from_weight.ravel()[slot]
-        k = np.arange(years)[None, :]
-        this_year = k == year[:, None]
-        value = np.where(this_year, partial[0][:, None], self.year_value[rows])
-        count = np.where(this_year, partial[1][:, None], self.year_weight[rows])
-        mean = np.where(
-            (k >= year[:, None]) & (count > 0), value / np.where(count > 0, count, 1.0), 0.0
-        )
+        # The mean factor of each year's payments: none before f's year, from f in its year
+        # (where f falls within the years), the whole year's after.
+        mean = np.where(np.arange(years)[None, :] > year[:, None], self.year_mean[rows], 0.0)
+        within = np.flatnonzero(year < years)
+        at = (rows[within], year[within], (first[within] - 1) % MONTHS_PER_YEAR)
+        value, count = self.from_value[at], self.from_weight[at]
+        paying = count > 0
+        mean[within, year[within]] = np.where(paying, value / np.where(paying, count, 1.0), 0.0)
         if self.annual_rows.size:
             annual = np.isin(rows, self.annual_rows)
             mean[annual] = self.annual_value[rows[annual]]
@@ -355,10 +361,12 @@ def _suffix_sums(blocks):
     short run alone and cost twice as much.
     """
     length = blocks.shape[-1]
-    out = np.zeros(blocks.shape[:-1] + (length + 1,))
-    if length == 0:
-        return out
-    out[..., length - 1] = blocks[..., length - 1]
+    # Each slot a contiguous array of all rows and years (a view of them is returned): adding
+    # slots strided through (n, Y, 13) cost more than the additions.
+    out = np.zeros((length + 1,) + blocks.shape[:-1])
+    slots = np.moveaxis(blocks, -1, 0)
+    if length:
+        out[length - 1] = slots[length - 1]
     for j in range(length - 2, -1, -1):
-        np.add(out[..., j + 1], blocks[..., j], out=out[..., j])
-    return out
+        np.add(out[j + 1], slots[j], out=out[j])
+    return np.moveaxis(out, 0, -1)
