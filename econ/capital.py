@@ -1327,6 +1327,7 @@ def coverage_ratios(
     else:
         ltv_breach = loan_to_value(balance, collateral_usd, ltv_ceiling)[1] & outstanding
     either = dscr_breach | llcr_breach | ltv_breach
+    lowest_dscr = _nanmin(dscr)
     return {
         "dscr": dscr,
         "dscr_test": dscr_test,
@@ -1335,8 +1336,8 @@ def coverage_ratios(
         "dscr_breach": dscr_breach,
         "llcr_breach": llcr_breach,
         "ltv_breach": ltv_breach,
-        "min_dscr": _nanmin(dscr),
-        "min_dscr_test": _nanmin(dscr_test),
+        "min_dscr": lowest_dscr,
+        "min_dscr_test": lowest_dscr if dscr_test is dscr else _nanmin(dscr_test),
         "min_llcr": _nanmin(llcr),
         "breach_months": either.sum(axis=1),
         "first_breach_month": np.where(either.any(axis=1), np.argmax(either, axis=1), np.nan),

@@ -1511,7 +1511,8 @@ def _capital_rows(b, months, fleet: _Fleet, cost, paid, revenue: _Revenue, ebitd
     # any impairment, so that an accounting test never changes the cash the sale brings (the
     # disposal books a gain over the written-down amount instead; docs/depreciation.md).
     rows = np.arange(b.rows)
-    carrying_at_sale = dep.book_value(cost, book)[rows, held]
+    scheduled = dep.book_value(cost, book)
+    carrying_at_sale = scheduled[rows, held]
     sale_value = b["depreciation.sale_value_share"] * paid
     if resale is not None:
         sale_value = np.where(resale.has, resale.proceeds_usd(held), sale_value)
@@ -1531,7 +1532,9 @@ def _capital_rows(b, months, fleet: _Fleet, cost, paid, revenue: _Revenue, ebitd
         resale,
     )
     book = impairment.depreciation_usd
-    carrying = dep.book_value(cost, book, impairment.impairment_usd)
+    carrying = scheduled  # (no row tested: no write-down, the same book value)
+    if impairment.tested.size:
+        carrying = dep.book_value(cost, book, impairment.impairment_usd)
     booked = dep.dispose(
         book, cost, months, held, sale, impairment.impairment_usd, in_service, carrying
     )
@@ -1919,7 +1922,15 @@ class _Ledger:
     discount_annual: np.ndarray  # (n,)
     active: np.ndarray  # bool (n, T+1) months up to each horizon
     discount: np.ndarray  # discount factors (n, T+1), 0 after each horizon
+    factors: np.ndarray  # the same, not cut at the horizon (`discount_factors`)
     market_collateral: np.ndarray | None = None  # (n, T+1) at resale value; NaN: book value
+
+    def factors_at(self, rate_annual) -> np.ndarray:
+        """`metrics.discount_factors` of `rate_annual` (n,) over the months (n, T+1), not cut
+        at the horizon: those of the discount rate kept, where the rates are the same."""
+        if np.array_equal(rate_annual, self.discount_annual):
+            return self.factors
+        return metrics_mod.discount_factors(rate_annual, np.arange(self.discount.shape[1]))
 
     def collateral(self) -> np.ndarray:
         """What the ltv line divides by (`_collateral`) [USD, (n, T+1)]."""
@@ -2003,6 +2014,7 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         stack, capex, consumed, proceeds, lines["gain_usd"], market_collateral
     )
     covenants, coverage = _coverage(b, to, horizon, cfads, stack, collateral)
+    factors = metrics_mod.discount_factors(discount_annual, months)
     return _Ledger(
         lines=lines,
         facility=facility,
@@ -2030,7 +2042,8 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         covenants=covenants,
         discount_annual=discount_annual,
         active=active,
-        discount=metrics_mod.discount_factors(discount_annual, months, active),
+        discount=factors * active,  # (`discount_factors` with `active`)
+        factors=factors,
         market_collateral=market_collateral,
     )
 
@@ -2224,9 +2237,7 @@ def _returns(b: ScenarioBatch, ledger: _Ledger, pv):
     cost_of_debt = stack.metrics["cost_of_debt_annual"]
     has_debt = (stack.metrics["debt_usd"] > 0) & np.isfinite(cost_of_debt)
     finance_rate = np.where(has_debt, cost_of_debt, ledger.discount_annual)
-    finance_factors = metrics_mod.discount_factors(
-        finance_rate, np.arange(ledger.discount.shape[1])
-    )
+    finance_factors = ledger.factors_at(finance_rate)
     mirr = {
         name: metrics_mod.mirr_of_factors(flows, finance_factors, ledger.discount, b.horizon_months)
         for name, flows in (
@@ -2236,9 +2247,7 @@ def _returns(b: ScenarioBatch, ledger: _Ledger, pv):
     }
     # The equity's flows at the equity's own required return (the WACC's k_e: the equity
     # tranches' required_return_annual, else the discount rate).
-    equity_factors = metrics_mod.discount_factors(
-        stack.metrics["cost_of_equity_annual"], np.arange(ledger.discount.shape[1])
-    )
+    equity_factors = ledger.factors_at(stack.metrics["cost_of_equity_annual"])
     returns = {
         "npv_usd": pv(ledger.cash_flow_project),
         "npv_equity_usd": metrics_mod.present_value(ledger.cash_flow_equity, equity_factors),
