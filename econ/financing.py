@@ -124,8 +124,12 @@ def level_payment_balance(principal_usd, rate_monthly, term_months, months):
     months : array (T,)  month indices, 0 = draw month
     """
     p = np.asarray(principal_usd, dtype=float)[:, None]
-    i = np.asarray(rate_monthly, dtype=float)[:, None]
-    n = np.asarray(term_months, dtype=float)[:, None]
+    rate = np.asarray(rate_monthly, dtype=float)
+    term = np.asarray(term_months, dtype=float)
+    if rate.ndim == term.ndim == 1 and rate.size == term.size > 0:
+        # (the balance's share of the principal is one row where all loans share rate and term)
+        rate, term = common_row(rate, term)
+    i, n = rate[:, None], term[:, None]
     months = np.asarray(months, dtype=float)
     # expm1/log1p keep full precision for tiny rates, where (1+i)^n - 1 would round to 0.
     log_growth = np.log1p(i)
