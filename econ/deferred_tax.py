@@ -229,8 +229,9 @@ def deferred_tax_with_losses(
     nol_change = np.zeros((n, months))
     np.add.at(nol_change, (rows, year_end), rate * np.diff(nol, axis=1, prepend=0.0))
     current = rate * taxable + nol_change
-    deferred = rate * (book - taxable) - nol_change
-    difference = cumsum_months(book - taxable)
+    book_less_taxable = book - taxable
+    deferred = rate * book_less_taxable - nol_change
+    difference = cumsum_months(book_less_taxable)
     code = np.broadcast_to(np.asarray(allowance), (n,))
     if np.any(code == 1):
         td_end = np.take_along_axis(difference, year_end, axis=1)

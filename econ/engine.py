@@ -2679,10 +2679,7 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "carrying_at_sale": capital.carrying_at_sale,
         "impairment_month": capital.impairment_month,
         "impairment_loss": capital.impairment_loss,
-        # every write-down, not only the first: a test each month can write down again (rows,)
-        "impairment_months": (capital.lines["impairment_usd"] > 0).sum(axis=1),
-        "impairment_written_down": np.maximum(capital.lines["impairment_usd"], 0.0).sum(axis=1),
-        "impairment_reversed": np.maximum(-capital.lines["impairment_usd"], 0.0).sum(axis=1),
+        **_impairment_figures(capital.lines["impairment_usd"]),
         "contracted_kw": b["facility.contracted_kw"][first],
         "loan_usd": b["financing.debt_usd"][first],
         "peak_it_kw": ledger.lines["it_kw"].max(axis=1),
@@ -2713,6 +2710,24 @@ def _warning_context(b, ledger: _Ledger, facts, fleet: _Fleet, costs: _Costs, ca
         "resale_collateral": np.zeros(b.n, bool)
         if capital.resale is None
         else capital.resale.has[first],
+    }
+
+
+def _impairment_figures(impairment) -> dict[str, np.ndarray]:
+    """Every write-down of each row, not only the first (a test each month can write down
+    again): their months, their sum and the sum reversed later (rows,); 0 where none is, and
+    summed only for a chunk that has some."""
+    if not impairment.any():
+        none = np.zeros(len(impairment))
+        return {
+            "impairment_months": none.astype(np.int64),
+            "impairment_written_down": none,
+            "impairment_reversed": none,
+        }
+    return {
+        "impairment_months": (impairment > 0).sum(axis=1),
+        "impairment_written_down": np.maximum(impairment, 0.0).sum(axis=1),
+        "impairment_reversed": np.maximum(-impairment, 0.0).sum(axis=1),
     }
 
 

@@ -2103,9 +2103,9 @@ def investment_irr_batch(cash_flows, lower, upper) -> dict[str, np.ndarray]:
     several = both & ~single
     rows = np.flatnonzero(single)
     if rows.size:
-        root = irr_batch(flows[rows], 0.01)
-        nonzero = flows[rows] != 0
-        first = flows[rows, nonzero.argmax(axis=1)]
+        once = flows[rows]
+        root = irr_batch(once, 0.01)
+        first = once[np.arange(rows.size), (once != 0).argmax(axis=1)]
         found = (root > lower) & (root < upper)
         roots[rows] = found
         falling[rows] = found & (first < 0)
@@ -2114,14 +2114,15 @@ def investment_irr_batch(cash_flows, lower, upper) -> dict[str, np.ndarray]:
     empty = np.empty(0)
     cells = (empty.astype(np.intp), empty, empty, empty, empty)
     if rows.size:
+        scanned = flows[rows]
         with one_blas_thread():
-            row, a, b, fa, fb = _crossing_cells(flows[rows], lower, upper)
+            row, a, b, fa, fb = _crossing_cells(scanned, lower, upper)
             down = fa > 0
             roots[rows] = np.bincount(row, minlength=rows.size)
             falling[rows] = np.bincount(row[down], minlength=rows.size)
             sole = (falling[rows] == 1)[row] & down
             rate[rows[row[sole]]] = _root_in_cell(
-                flows[rows], row[sole], a[sole], b[sole], fa[sole], fb[sole])
+                scanned, row[sole], a[sole], b[sole], fa[sole], fb[sole])
         cells = (rows[row], a, b, fa, fb)
     return {
         "rate": _out(rate.reshape(lead)),
