@@ -3148,6 +3148,7 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=
             k: np.nan_to_num(stack.lines[k] / given[:, None])
             for k in ("debt_service_usd", "balance_usd")
         }
+    limits = _dscr_limits(sizing, per_usd["debt_service_usd"], per_usd["balance_usd"])
     debt, constraint = financing_mod.size_debt(
         sizing.cfads,
         per_usd["debt_service_usd"],
@@ -3158,6 +3159,7 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=
         sizing.value,
         sizing.max_ltv,
         sizing.first_test_month,
+        limits=limits,
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         scale = np.where(given > 0, np.minimum(debt / given, 1.0), 1.0)
@@ -3170,7 +3172,7 @@ def _finance(b, first, horizon, months, capex, tax_rate, discount_annual, built=
         stack = schedule(scaled)
     stack.metrics["debt_sizing_constraint"] = constraint
     stack.metrics.update(
-        _binding_metrics(sizing, per_usd["debt_service_usd"], per_usd["balance_usd"])
+        _binding_metrics(sizing, per_usd["debt_service_usd"], per_usd["balance_usd"], limits)
     )
     if sculpted.any():  # (their sizing metrics too)
         _put_rows(stack, single, rows)
@@ -3540,6 +3542,7 @@ def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months, repa
         )
         parts.append((level, (level_interest + level_principal, level_balance)))
     service, balance = parts[0][1] if len(parts) == 1 else _by_rows(parts)
+    limits = _dscr_limits(sizing, service, balance)
     debt, constraint = financing_mod.size_debt(
         sizing.cfads,
         service,
@@ -3550,14 +3553,29 @@ def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months, repa
         sizing.value,
         sizing.max_ltv,
         sizing.first_test_month,
+        limits=limits,
     )
-    return debt, {**_binding_metrics(sizing, service, balance), "constraint": constraint}, sculpt
+    binding = _binding_metrics(sizing, service, balance, limits)
+    return debt, {**binding, "constraint": constraint}, sculpt
 
 
-def _binding_metrics(sizing, service_per_usd, balance_per_usd) -> dict[str, np.ndarray]:
+def _dscr_limits(sizing, service_per_usd, balance_per_usd):
+    """The debt each DSCR test allows (`financing.dscr_limits`), computed once for the sizing
+    and the binding test."""
+    return financing_mod.dscr_limits(
+        sizing.cfads,
+        service_per_usd,
+        balance_per_usd,
+        sizing.min_dscr,
+        sizing.test_months,
+        sizing.first_test_month,
+    )
+
+
+def _binding_metrics(sizing, service_per_usd, balance_per_usd, limits) -> dict[str, np.ndarray]:
     """The DSCR test that sized each scenario's debt (`financing.dscr_binding_test`) and the
     month the LTV limit binds in (`financing.ltv_binding_month`), as the StackSchedule metrics
-    the sizing warning reads (n,) each."""
+    the sizing warning reads (n,) each; `limits`: `_dscr_limits` of the same."""
     binding = financing_mod.dscr_binding_test(
         sizing.cfads,
         service_per_usd,
@@ -3565,6 +3583,7 @@ def _binding_metrics(sizing, service_per_usd, balance_per_usd) -> dict[str, np.n
         sizing.min_dscr,
         sizing.test_months,
         sizing.first_test_month,
+        limits=limits,
     )
     ltv_month = (
         np.full(len(sizing.max_ltv), np.nan)

@@ -966,6 +966,7 @@ def size_debt(
     value_usd=None,
     max_ltv=None,
     first_test_month=None,
+    limits=None,
 ):
     """The largest loan whose schedule keeps DSCR and LTV within the lenders' limits [USD].
 
@@ -998,6 +999,8 @@ def size_debt(
     max_ltv : array (n,), optional  maximum loan-to-value [fraction]; NaN: none
     first_test_month : array (n,), optional  first month the covenant's window is tested (a
         facility's first test date); NaN or None: every month [month index]
+    limits : tuple, optional  `dscr_limits` of these arguments, where the caller has them (it
+        passes them to `dscr_binding_test` too)
 
     Returns
     -------
@@ -1017,9 +1020,11 @@ def size_debt(
     target = np.broadcast_to(np.asarray(min_dscr, dtype=float), (n,))[:, None]
     cap = np.array(np.broadcast_to(np.asarray(cap_usd, dtype=float), (n,)), dtype=float)
     owed = service > 0
-    by_month, by_window = _dscr_limits(
-        cfads, service, balance_per_usd, target, test_months, first_test_month
-    )
+    if limits is None:
+        limits = _dscr_limits(
+            cfads, service, balance_per_usd, target, test_months, first_test_month
+        )
+    by_month, by_window = limits
     d_dscr = np.maximum(np.minimum(by_month, by_window).min(axis=1, initial=np.inf), 0.0)
     d_dscr = np.where(np.isnan(target[:, 0]), np.inf, d_dscr)
     # A schedule with no service at all (sculpted to a cash flow that is never positive over
@@ -1065,6 +1070,18 @@ def ltv_binding_month(balance_per_usd, value_usd, max_ltv):
     return np.where(binds, month, np.nan)
 
 
+def dscr_limits(
+    cfads_usd, service_per_usd, balance_per_usd, min_dscr, test_months=1, first_test_month=None
+):
+    """The debt each DSCR test allows, (n, T) each [USD]: each month's own and its trailing
+    window's (`_dscr_limits`), which `size_debt` and `dscr_binding_test` both read; parameters
+    are `size_debt`'s."""
+    cfads = np.asarray(cfads_usd, dtype=float)
+    target = np.broadcast_to(np.asarray(min_dscr, dtype=float), (cfads.shape[0],))[:, None]
+    service = np.asarray(service_per_usd, dtype=float)
+    return _dscr_limits(cfads, service, balance_per_usd, target, test_months, first_test_month)
+
+
 def _dscr_limits(cfads, service, balance, target, test_months, first_test_month):
     """The debt each DSCR test allows (n, T) each [USD]: each month's own, where it has
     service (the rest inf), and its trailing window's, where the covenant tests it; `target`
@@ -1081,12 +1098,19 @@ def _dscr_limits(cfads, service, balance, target, test_months, first_test_month)
 
 
 def dscr_binding_test(
-    cfads_usd, service_per_usd, balance_per_usd, min_dscr, test_months=1, first_test_month=None
+    cfads_usd,
+    service_per_usd,
+    balance_per_usd,
+    min_dscr,
+    test_months=1,
+    first_test_month=None,
+    limits=None,
 ):
     """The DSCR test that gives `size_debt`'s D_dscr: the month it ends in, its months, and
     whether that month has service of its own (n,) each.
 
-    Parameters are `size_debt`'s. Returns ``month`` (the month tested, the first whose test
+    Parameters are `size_debt`'s (`limits`: its `dscr_limits`, where the caller has them).
+    Returns ``month`` (the month tested, the first whose test
     allows no debt where one does; NaN where no test limits the debt: no DSCR target, or no
     month of service), ``window_months`` (``test_months`` where
     the trailing window binds, allowing less debt than any month alone, beyond SIZING_TIE; 1
@@ -1097,9 +1121,11 @@ def dscr_binding_test(
     service = np.asarray(service_per_usd, dtype=float)
     n, _ = cfads.shape
     target = np.broadcast_to(np.asarray(min_dscr, dtype=float), (n,))[:, None]
-    by_month, by_window = _dscr_limits(
-        cfads, service, balance_per_usd, target, test_months, first_test_month
-    )
+    if limits is None:
+        limits = _dscr_limits(
+            cfads, service, balance_per_usd, target, test_months, first_test_month
+        )
+    by_month, by_window = limits
     limit = np.where(
         np.isnan(np.minimum(by_month, by_window)), np.inf, np.minimum(by_month, by_window)
     )
