@@ -1923,7 +1923,8 @@ class _Ledger:
     active: np.ndarray  # bool (n, T+1) months up to each horizon
     discount: np.ndarray  # discount factors (n, T+1), 0 after each horizon
     factors: np.ndarray  # the same, not cut at the horizon (`discount_factors`)
-    market_collateral: np.ndarray | None = None  # (n, T+1) at resale value; NaN: book value
+    # what the ltv line divides by (`_collateral`) [USD, (n, T+1)], computed on first use
+    collateral: Callable[[], np.ndarray]
 
     def factors_at(self, rate_annual) -> np.ndarray:
         """`metrics.discount_factors` of `rate_annual` (n,) over the months (n, T+1), not cut
@@ -1931,17 +1932,6 @@ class _Ledger:
         if np.array_equal(rate_annual, self.discount_annual):
             return self.factors
         return metrics_mod.discount_factors(rate_annual, np.arange(self.discount.shape[1]))
-
-    def collateral(self) -> np.ndarray:
-        """What the ltv line divides by (`_collateral`) [USD, (n, T+1)]."""
-        return _collateral(
-            self.stack,
-            self.capex,
-            self.consumed,
-            self.proceeds,
-            self.lines["gain_usd"],
-            self.market_collateral,
-        )
 
 
 def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, built) -> _Ledger:
@@ -2010,8 +2000,8 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
     income_tax, current_tax, deferred, consumed, net_income = taxed
     cash_flow_project = cashflow.project_cash_flow_usd(ebitda, capex, proceeds, income_tax)
     cfads = cashflow.cash_flow_available_for_debt_service_usd(ebitda, income_tax)
-    collateral = lambda: _collateral(  # noqa: E731
-        stack, capex, consumed, proceeds, lines["gain_usd"], market_collateral
+    collateral = _kept_collateral(
+        sizing, stack, capex, consumed, proceeds, lines["gain_usd"], market_collateral
     )
     covenants, coverage = _coverage(b, to, horizon, cfads, stack, collateral)
     factors = metrics_mod.discount_factors(discount_annual, months)
@@ -2044,8 +2034,29 @@ def _ledger(b: ScenarioBatch, months, lines, site, to: _Scenarios, capex_row, bu
         active=active,
         discount=factors * active,  # (`discount_factors` with `active`)
         factors=factors,
-        market_collateral=market_collateral,
+        collateral=collateral,
     )
+
+
+def _kept_collateral(sizing, stack, capex, consumed, proceeds, gain, market_collateral):
+    """A function giving `_collateral`, computed on first use and kept (the LTV covenant, the
+    ltv line and the warnings each ask for it): the debt sizing's collateral where that is the
+    same sum (no interest capitalized into the assets' cost)."""
+    kept = []
+
+    def collateral() -> np.ndarray:
+        if not kept:
+            same = sizing is not None and not np.any(
+                stack.lines.get("capitalized_interest_usd", 0.0)
+            )
+            kept.append(
+                sizing.value
+                if same
+                else _collateral(stack, capex, consumed, proceeds, gain, market_collateral)
+            )
+        return kept[0]
+
+    return collateral
 
 
 def _coverage(b, to: _Scenarios, horizon, cfads, stack, collateral):
