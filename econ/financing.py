@@ -729,12 +729,18 @@ def cfads_net_of_shortfalls(cfads_usd):
     array (n, T)  [USD], 0 <= A_m <= max(CFADS_m, 0)
     """
     cfads = np.asarray(cfads_usd, dtype=float)
-    out = np.zeros_like(cfads)
-    shortfall = np.zeros(cfads.shape[0])
-    for m in range(cfads.shape[1]):
-        net = cfads[:, m] - shortfall
-        out[:, m] = np.maximum(net, 0.0)
+    out = np.maximum(cfads, 0.0)  # a row never short is its CFADS floored at 0
+    short = np.flatnonzero(~(cfads >= 0).all(axis=1))  # (NaN too: it carries forward)
+    if short.size == 0:
+        return out
+    rows = cfads[short]
+    made_up = np.zeros_like(rows)
+    shortfall = np.zeros(len(short))
+    for m in range(rows.shape[1]):
+        net = rows[:, m] - shortfall
+        made_up[:, m] = np.maximum(net, 0.0)
         shortfall = np.maximum(-net, 0.0)
+    out[short] = made_up
     return out
 
 
@@ -876,15 +882,16 @@ def sculpted_schedule(cfads_usd, rate_monthly, tenor_months):
     cfads = np.asarray(cfads_usd, dtype=float)
     n, T = cfads.shape
     m = np.arange(T)[None, :]
-    rate = np.broadcast_to(np.asarray(rate_monthly, dtype=float), (n,))[:, None]
+    (rate,) = common_row(np.broadcast_to(np.asarray(rate_monthly, dtype=float), (n,)))
     tenor = np.broadcast_to(np.asarray(tenor_months, dtype=float), (n,))[:, None]
     available = np.where((m >= 1) & (m <= tenor), cfads_net_of_shortfalls(cfads), 0.0)
-    discount = np.exp(-m * np.log1p(rate))  # (1+i)^-m
+    discount = np.exp(-m * np.log1p(rate[:, None]))  # (1+i)^-m, one row where all rates agree
     pv = (available * discount).sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
         service = np.where(pv[:, None] > 0, available / pv[:, None], 0.0)
         # B_m = (sum_(k>m) DS_k v^k) / v^m: the PV at m of the service still to come.
-        later = remaining_sum_months(service * discount) - service * discount
+        weighted = service * discount
+        later = remaining_sum_months(weighted) - weighted
         balance = np.where(pv[:, None] > 0, later / discount, 0.0)
     balance = np.where(m >= tenor, 0.0, balance)
     return {"service_per_usd": service, "balance_per_usd": balance, "pv_usd": pv}

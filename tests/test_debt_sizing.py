@@ -79,6 +79,25 @@ def test_shortfalls_are_made_up_before_cfads_counts():
     np.testing.assert_array_equal(cfads_net_of_shortfalls(cfads), [[0, 0, 0, 30, 0, 15]])
 
 
+def test_shortfalls_of_a_batch_are_each_rows_recursion_bit_for_bit():
+    """Rows never short (only CFADS >= 0) are their CFADS floored at 0 and the others follow the
+    recursion A_m = max(0, CFADS_m - S_(m-1)), S_m = max(0, S_(m-1) - CFADS_m), NaN, inf and
+    signed zeros included."""
+    rng = np.random.default_rng(3)
+    cfads = rng.normal(0.0, 1e5, (300, 25))
+    never_short = rng.random(300) < 0.5
+    cfads[never_short] = np.abs(cfads[never_short])
+    for value, share in ((np.nan, 0.01), (np.inf, 0.01), (-0.0, 0.05), (0.0, 0.05)):
+        cfads[rng.random(cfads.shape) < share] = value
+    expected = np.zeros_like(cfads)
+    shortfall = np.zeros(300)
+    for m in range(25):
+        net = cfads[:, m] - shortfall
+        expected[:, m] = np.maximum(net, 0.0)
+        shortfall = np.maximum(-net, 0.0)
+    assert cfads_net_of_shortfalls(cfads).tobytes() == expected.tobytes()
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     cfads=st.lists(st.floats(-1e5, 1e6, allow_subnormal=False), min_size=2, max_size=30),

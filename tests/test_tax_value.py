@@ -130,3 +130,22 @@ def test_suffix_sums_are_the_reversed_cumsum_bit_for_bit(shape):
     assert got.shape == expected.shape
     assert np.array_equal(got, expected)
     assert (got[..., -1] == 0).all()
+
+
+@pytest.mark.parametrize("schedule", range(len(tax.TAX_PAYMENTS)))
+def test_a_batch_sharing_horizon_and_schedule_values_each_row_alike(schedule):
+    """Rows with one horizon and one payment schedule share their payment weights (computed
+    once): each row's value is the one it has in a batch whose horizons differ, bit for bit, and
+    the monthly payments' present value."""
+    fixed, per_unit, rate, _, discount, _ = _case(20 + schedule, n=60)
+    months = fixed.shape[1]
+    last, code = np.full(60, months - 1), np.full(60, schedule)
+    shared = tax.LinearTaxValue(fixed, per_unit, rate, last, discount, code)
+    mixed_last = np.r_[last[:-1], months - 13]  # one row ends a year early: no shared weights
+    mixed = tax.LinearTaxValue(fixed, per_unit, rate, mixed_last, discount, code)
+    rows = np.arange(59)
+    for p in (0.0, 3.0, 40.0, 1e4):
+        price = np.full(rows.size, p)
+        assert np.array_equal(shared(price, rows), mixed(price, rows))
+        monthly = _monthly(*(x[rows] for x in (fixed, per_unit, rate, last, discount, code)), price)
+        np.testing.assert_allclose(shared(price, rows), monthly, rtol=1e-11, atol=1e-6)
