@@ -526,12 +526,12 @@ def refresh(current, money: str) -> None:
             f"month {last}."
         )
         return
+    # no min_value: a box given one kept a 0 typed in it on screen while the page went on
+    # with the month before, saying nothing; the checks below refuse it in words
     start = common.whole_number_input(
-        cols[1], "From month", min_value=1, key=common.keep("econ.refresh_from", first)
+        cols[1], "From month", key=common.keep("econ.refresh_from", first)
     )
-    stop = common.whole_number_input(
-        cols[2], "To month", min_value=1, key=common.keep("econ.refresh_to", last)
-    )
+    stop = common.whole_number_input(cols[2], "To month", key=common.keep("econ.refresh_to", last))
     mw = cols[3].number_input(
         "IT power envelope [MW]",
         value=None,
@@ -542,9 +542,12 @@ def refresh(current, money: str) -> None:
         st.error("Give the first and last candidate months.", icon=":material/error:")
         return
     # the boxes' own words; the library's would name months, not the boxes
+    before = [(box, month) for box, month in (("From", start), ("To", stop)) if month < 1]
     wrong = (
-        f"From month {start} is after To month {stop}; expected the first candidate month at or "
-        "before the last."
+        f"{before[0][0]} month {before[0][1]} is before month 1; expected a month from 1 to {last}."
+        if before
+        else f"From month {start} is after To month {stop}; expected the first candidate month at "
+        "or before the last."
         if start > stop
         else f"To month {stop} is after the horizon's last month, {last}; expected a month from "
         f"1 to {last}."
