@@ -168,6 +168,11 @@ def refresh_scenarios(
     new = scenario.expand()[1 + names.index(vintage)]
     # both fleets on the IT boundary (power.kw_per_gpu_definition), as the projection draws them
     new_kw_per_gpu = it_kw_per_gpu(new.power)
+    if power_mw is not None and not power_mw > 0:  # also NaN
+        raise RefreshError(
+            f"an IT power envelope of {power_mw:g} MW; expected an envelope above 0 MW (none: "
+            "the installed fleet's)"
+        )
     envelope_kw = power_mw * KW_PER_MW if power_mw is not None else installed_it_kw(scenario)
     if not envelope_kw / new_kw_per_gpu <= MAX_GPUS:  # also NaN and infinity
         raise RefreshError(
@@ -176,10 +181,14 @@ def refresh_scenarios(
         )
     new_gpus = gpus_for_power(envelope_kw, new_kw_per_gpu, new.fleet.gpus_per_rack)
     if new_gpus < 1:
+        # in MW, the envelope's unit (--mw, the app's box): "-1,000 kW" answered a box's -1 MW
+        # and "0 kW" its 0.0001 MW
+        rack_kw = new.fleet.gpus_per_rack * new_kw_per_gpu
         raise RefreshError(
-            f"an IT power envelope of {envelope_kw:,.0f} kW holds no whole rack of '{vintage}' "
-            f"({new.fleet.gpus_per_rack} GPUs x {new_kw_per_gpu:g} kW of IT load); expected at "
-            f"least {new.fleet.gpus_per_rack * new_kw_per_gpu:,.0f} kW"
+            f"an IT power envelope of {envelope_kw / KW_PER_MW:,.6g} MW ({envelope_kw:,.6g} kW) "
+            f"holds no whole rack of '{vintage}' ({new.fleet.gpus_per_rack} GPUs x "
+            f"{new_kw_per_gpu:g} kW of IT load, {rack_kw:,.6g} kW); expected at least "
+            f"{rack_kw / KW_PER_MW:,.6g} MW"
         )
     others = [v for v in scenario.vintages if v.name != vintage]
     base = scenario.model_dump(exclude={"sources"})

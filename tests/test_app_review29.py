@@ -14,6 +14,7 @@ from tests.test_app import errors, go, widget
 app = test_app.app  # the AppTest fixture: the app run once on the default scenario
 
 REFRESH = "h200-fleet-gb300-refresh"
+NONE = "(none: the installed fleet's)"
 
 
 @pytest.mark.parametrize(("box", "month"), [("From month", 0), ("To month", -5)])
@@ -29,3 +30,39 @@ def test_a_refresh_month_below_1_is_refused_naming_the_box_and_kept(app: AppTest
     assert expected in errors(app), errors(app)
     assert widget(app.number_input, box).value == month  # what the user typed stays
     assert not [m for m in app.metric if m.label == "Best refresh month"]
+
+
+@pytest.mark.parametrize(
+    ("mw", "message"),
+    [
+        (-1.0, f"an IT power envelope of -1 MW; expected an envelope above 0 MW {NONE}"),
+        (0.0, f"an IT power envelope of 0 MW; expected an envelope above 0 MW {NONE}"),
+        (
+            0.1,
+            "an IT power envelope of 0.1 MW (100 kW) holds no whole rack of 'gb300' (72 GPUs x "
+            "1.8333 kW of IT load, 131.998 kW); expected at least 0.131998 MW",
+        ),
+    ],
+)
+def test_an_it_power_envelope_is_refused_in_mw_as_it_was_given(mw, message):
+    """-1 MW typed in the Power page's "IT power envelope [MW]" box read "an IT power envelope of
+    -1,000 kW holds no whole rack of 'gb300' ...; expected at least 132 kW": neither the value
+    typed nor its unit, and a negative envelope refused as too small for a rack."""
+    from econ import load_scenario
+    from econ.fleet import RefreshError, refresh_analysis
+    from tests.conftest import ROOT
+
+    scenario = load_scenario(ROOT / "models" / "scenarios" / f"{REFRESH}.toml")
+    with pytest.raises(RefreshError) as caught:
+        refresh_analysis(scenario, "gb300", months=[20], power_mw=mw)
+    assert str(caught.value) == message
+
+
+def test_the_envelope_box_answers_a_negative_envelope_in_its_unit(app: AppTest):
+    app.sidebar.selectbox[0].set_value(REFRESH).run()
+    go(app, "power")
+    widget(app.number_input, "IT power envelope [MW]").set_value(-1.0).run()
+    assert not app.exception
+    found = [e for e in errors(app) if "IT power envelope of -1 MW" in e]
+    assert found and "expected an envelope above 0 MW" in found[0], errors(app)
+    assert widget(app.number_input, "IT power envelope [MW]").value == -1.0

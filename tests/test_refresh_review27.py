@@ -78,7 +78,9 @@ def test_an_envelope_of_the_installed_it_load_is_no_expansion():
 
 def test_an_envelope_too_small_names_the_it_load_per_gpu():
     scenario = _with({}, {"kw_per_gpu": 1.8333 * 1.2, "kw_per_gpu_definition": "utility_meter"})
-    with pytest.raises(RefreshError, match=r"\(72 GPUs x 1\.8333 kW of IT load\); expected at "):
+    with pytest.raises(
+        RefreshError, match=r"\(72 GPUs x 1\.8333 kW of IT load, [0-9.]+ kW\); expected at "
+    ):
         refresh_analysis(scenario, "gb300", power_mw=0.1)
 
 
