@@ -66,3 +66,34 @@ def test_the_envelope_box_answers_a_negative_envelope_in_its_unit(app: AppTest):
     found = [e for e in errors(app) if "IT power envelope of -1 MW" in e]
     assert found and "expected an envelope above 0 MW" in found[0], errors(app)
     assert widget(app.number_input, "IT power envelope [MW]").value == -1.0
+
+
+def test_density_tiles_that_read_n_a_say_why(app: AppTest):
+    """At 0 % utilization the Power page's energy-per-token and power-cost tiles read "n/a" and a
+    token price of 1e300 USD/M tokens its revenue tiles, with nothing on the page saying why: the
+    engine's warnings naming them (no tokens served; an overflow) were on Results only."""
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(0.0).run()
+    go(app, "power")
+    assert [m.value for m in app.metric if m.label == "Power cost [USD/M tokens]"] == ["n/a"]
+    said = [test_app.shown(w.value) for w in app.main.warning]
+    assert any("Power cost are n/a: no tokens are served" in w for w in said), said
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(70.0).run()
+    widget(app.sidebar.number_input, "Market › Price [USD/M tokens]").set_value(1e300).run()
+    said = [test_app.shown(w.value) for w in app.main.warning]
+    assert any(
+        "Revenue per rack-year" in w and "n/a: the inputs overflow floating point" in w
+        for w in said
+    ), said
+
+
+def test_why_missing_takes_only_the_warnings_naming_a_missing_tile():
+    from econ.ui.pages.power import why_missing
+
+    summary = {
+        "joules_per_token_it": None,
+        "power_cost_usd_per_mtok": 0.01,
+        "warnings": ["joules_per_token_it is null: no tokens", "power_cost_usd_per_mtok is odd"],
+    }
+    keys = ["joules_per_token_it", "power_cost_usd_per_mtok"]
+    assert why_missing(summary, keys) == ["joules_per_token_it is null: no tokens"]
+    assert why_missing({"warnings": ["x"], "power_cost_usd_per_mtok": 1.0}, keys[1:]) == []

@@ -37,6 +37,13 @@ def density_keys(summary: dict) -> list[str]:
     return keys
 
 
+def why_missing(summary: dict, keys: list[str]) -> list[str]:
+    """The projection's warnings that say why a tile of `keys` reads "n/a" (the engine reports an
+    undefined metric as null with a warning naming it: no tokens served, an overflow)."""
+    missing = [k for k in keys if is_missing(summary.get(k))]
+    return [w for w in summary.get("warnings") or () if any(k in w for k in missing)]
+
+
 def density(current, money: str) -> None:
     result = compute.attempt(lambda: compute.projection(current.text), "Projection")
     if result is None:
@@ -51,6 +58,11 @@ def density(current, money: str) -> None:
         "Rated figures use the fleet at full load; delivered figures the tokens served over the "
         "horizon per MW-year of capacity in service (docs/power.md)."
     )
+    why = why_missing(summary, keys)
+    if why:
+        st.warning(
+            "\n".join(f"- {literal(readable_warning(w))}" for w in why), icon=":material/warning:"
+        )
     vintages = result.get("vintages")
     if vintages is not None and len(vintages):
         st.subheader("Fleet vintages")
