@@ -97,3 +97,35 @@ def test_why_missing_takes_only_the_warnings_naming_a_missing_tile():
     keys = ["joules_per_token_it", "power_cost_usd_per_mtok"]
     assert why_missing(summary, keys) == ["joules_per_token_it is null: no tokens"]
     assert why_missing({"warnings": ["x"], "power_cost_usd_per_mtok": 1.0}, keys[1:]) == []
+
+
+def _apply_toml(app: AppTest, text: str) -> AppTest:
+    box = widget(app.text_area, "The whole scenario as TOML")
+    box.set_value(text).run()
+    widget(app.button, "Apply the TOML").click().run()
+    assert not app.exception
+    return app
+
+
+def test_toml_text_over_the_upload_limit_is_refused_as_an_upload_is_and_kept(app: AppTest):
+    """The upload box refuses a scenario file over 1 MB; the TOML box took any size: 18 MB pasted
+    (the seed and 90,000 sources) cost the server 4.4 s to parse and validate, and again on every
+    rerun while the invalid scenario stayed loaded."""
+    from econ.scenario.io import MAX_SCENARIO_BYTES
+
+    go(app, "scenario")
+    text = widget(app.text_area, "The whole scenario as TOML").value
+    text += "\n# " + "x" * MAX_SCENARIO_BYTES + "\n"
+    _apply_toml(app, text)
+    found = [e for e in errors(app) if e.startswith("The TOML text was not applied: ")]
+    assert found and "MB of text is larger than the 1 MB limit for scenario files" in found[0]
+    assert widget(app.text_area, "The whole scenario as TOML").value == text
+    assert "uploaded" not in app.caption[0].value and "(edited)" not in app.caption[0].value
+
+
+def test_empty_toml_text_is_refused_as_text_not_as_a_file(app: AppTest):
+    go(app, "scenario")
+    _apply_toml(app, "  \n")
+    assert "The TOML text was not applied: the text is empty; expected a TOML scenario" in errors(
+        app
+    ), errors(app)

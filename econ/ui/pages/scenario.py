@@ -102,7 +102,19 @@ def _save(anyway: bool = False) -> None:
 def _apply_toml(key: str) -> None:
     ss = st.session_state
     text = ss.get(key, "")
+    size = len(text.encode())
     try:
+        # the limit of an uploaded file: pasted here, 20 MB of TOML reached the parser
+        if size > MAX_SCENARIO_BYTES:
+            raise ScenarioError(
+                None,
+                "",
+                None,
+                f"{size_text(size)} of text is larger than the {size_text(MAX_SCENARIO_BYTES)} "
+                "limit for scenario files",
+            )
+        if not text.strip():  # parse_toml's "file is empty" names no file here
+            raise ScenarioError(None, "", None, "the text is empty; expected a TOML scenario")
         data = state.parse_scenario_text(text)
         if state.too_deep(data):
             raise ScenarioError(None, "", None, TOO_DEEP)
