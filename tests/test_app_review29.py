@@ -129,3 +129,13 @@ def test_empty_toml_text_is_refused_as_text_not_as_a_file(app: AppTest):
     assert "The TOML text was not applied: the text is empty; expected a TOML scenario" in errors(
         app
     ), errors(app)
+
+
+def test_the_sized_capex_help_names_every_part_the_tile_adds(app: AppTest):
+    """The Capex tile's help listed networking, storage and installation, not the spares share
+    nor the rest of the scenario's capex, which the tile (the projection's capex) and the
+    caption's parts both add."""
+    go(app, "power")
+    tile = [m for m in app.metric if m.label.startswith("Capex")][0]
+    for part in ("spares", "networking", "storage", "installation", "retrofit", "owned hall"):
+        assert part in tile.proto.help, (part, tile.proto.help)

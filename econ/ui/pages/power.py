@@ -381,8 +381,10 @@ def sizing(current, money: str) -> None:
             if chosen != old
             else "the scenario gives"
         )
-        + ", plus the scenario's networking, storage and installation per GPU and, in an air "
-        "hall retrofitted for liquid racks, the retrofit per rack",
+        + ", plus the scenario's spares share of that, its networking, storage and installation "
+        "per GPU, in an air hall retrofitted for liquid racks the retrofit per rack, and the rest "
+        "of its capex (an owned hall, vintages, construction interest); the caption below gives "
+        "each part",
     )
     limits = [
         {
