@@ -139,3 +139,16 @@ def test_the_sized_capex_help_names_every_part_the_tile_adds(app: AppTest):
     tile = [m for m in app.metric if m.label.startswith("Capex")][0]
     for part in ("spares", "networking", "storage", "installation", "retrofit", "owned hall"):
         assert part in tile.proto.help, (part, tile.proto.help)
+
+
+def test_a_percent_box_help_says_its_unit_where_the_description_gives_fractions(app: AppTest):
+    """ "Market › Price decline [%/year]" showed 30.00 with the help "Annual fall of the token
+    price, e.g. 0.3; 0.9 is 10x a year [fraction/year]": typed as the help says, 0.3 is
+    0.3 %/year. Every percent box's help now says its unit and the factor."""
+    box = widget(app.sidebar.number_input, "Market › Price decline [%/year]")
+    assert box.value == 30.0
+    assert "This box is in %/year: the description's fractions times 100" in box.help
+    share = widget(app.sidebar.number_input, "Utilization › Share [%]")
+    assert "This box is in %: the description's fractions times 100" in share.help
+    life = widget(app.sidebar.number_input, "Depreciation › Life [years]")
+    assert "This box is in" not in life.help

@@ -698,6 +698,13 @@ class Form:
 
     def help(self, f: FieldInfo) -> str:
         text = f.help or f.label
+        if f.scale == 100:
+            # the description is the file's, in fractions ("e.g. 0.3 ... [fraction/year]"): a
+            # reader typing its example here got 0.3 %
+            text += (
+                f"\n\nThis box is in {f.unit}: the description's fractions times 100 (0.3 in a "
+                "scenario file is 30 here)."
+            )
         source = state.shown().sources.get(f.path)
         if source:
             text += f"\n\nSource: {literal(source)}"
