@@ -152,3 +152,21 @@ def test_a_percent_box_help_says_its_unit_where_the_description_gives_fractions(
     assert "This box is in %: the description's fractions times 100" in share.help
     life = widget(app.sidebar.number_input, "Depreciation › Life [years]")
     assert "This box is in" not in life.help
+
+
+def test_a_scenario_from_a_newer_econ_is_refused_as_the_command_line_refuses_it(app: AppTest):
+    """`econ validate` says "schema_version = 2: this file was written by a newer econ; ...
+    (upgrade econ to read it)"; the upload loaded it and said "2 is above 1; expected a whole
+    number from 1 to 1", in a field the form does not show."""
+    from tests.conftest import ROOT
+
+    text = (ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml").read_text()
+    newer = text.replace("schema_version = 1", "schema_version = 2").encode()
+    go(app, "scenario")
+    app.get("file_uploader")[0].upload("newer.toml", newer, "application/toml").run()
+    assert not app.exception
+    assert (
+        "newer.toml: schema_version = 2: this file was written by a newer econ; expected "
+        "schema_version 1 or older (upgrade econ to read it). The current scenario is unchanged."
+    ) in errors(app), errors(app)
+    assert "uploaded" not in app.caption[0].value

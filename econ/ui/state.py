@@ -299,9 +299,14 @@ def _overlong_integer(text: str, loads=tomllib.loads) -> tuple[str, int] | None:
 def parse_scenario_text(content: bytes | str, file: str | None = None) -> dict:
     """`econ.scenario.parse_toml` for text that arrives in the app (an upload, the TOML box),
     with the field named of an integer too long for Python to read (parse_toml names the file
-    only: tomllib does not say where the literal is), and never Python's own ValueError."""
+    only: tomllib does not say where the literal is), and never Python's own ValueError;
+    brought to today's schema version as `econ` reads a file (econ.scenario.migrations: an
+    upload from a newer econ read "schema_version = 2: 2 is above 1; expected a whole number
+    from 1 to 1", not that a newer econ wrote it)."""
+    from econ.scenario.migrations import migrate
+
     try:
-        return parse_toml(content, file)
+        return migrate(parse_toml(content, file), file)
     except ScenarioError as exc:
         if exc.path or "digits" not in exc.expected:
             raise
