@@ -170,3 +170,22 @@ def test_a_scenario_from_a_newer_econ_is_refused_as_the_command_line_refuses_it(
         "schema_version 1 or older (upgrade econ to read it). The current scenario is unchanged."
     ) in errors(app), errors(app)
     assert "uploaded" not in app.caption[0].value
+
+
+@pytest.mark.parametrize(("month", "said"), [(0, "0 is below 1"), (73, "73 is above 72")])
+def test_the_gains_step_month_is_refused_in_words_and_kept(app: AppTest, month, said):
+    """The Gains page's "Step month" box had min_value=1, as the refresh boxes had: a 0 typed in
+    it stayed on screen while the page went on with the month before, saying nothing; one past the
+    seed's 72-month horizon was refused as the solver's "throughput.steps[0] at month 85"."""
+    go(app, "gains")
+    widget(app.toggle, "Solve the break-even gains").set_value(True).run()
+    widget(app.selectbox, "Gain as").set_value("step").run()
+    widget(app.number_input, "Step month").set_value(month).run()
+    assert not app.exception
+    expected = f"“Step month”: {said}; expected a whole number from 1 to 72"
+    assert expected in errors(app), errors(app)
+    assert widget(app.number_input, "Step month").value == month
+    widget(app.number_input, "Step month").set_value(5).run()
+    assert not errors(app), errors(app)
+    widget(app.selectbox, "Gain as").set_value("rate").run()
+    widget(app.toggle, "Solve the break-even gains").set_value(False).run()

@@ -203,11 +203,15 @@ def breakevens(current) -> None:
         )
         step_month = None
         if variable == "step":
+            # (the range checked in words, not by a min_value: a box given one kept a 0 typed in
+            # it on screen while the page went on with the month before, saying nothing)
+            last = scenario.horizon_months  # (a step after it is refused as beyond it)
             step_month = common.whole_number_input(
-                cols[1], "Step month", min_value=1, key=common.keep("econ.coc_month", 5)
+                cols[1], "Step month", within=(1, last), key=common.keep("econ.coc_month", 5)
             )
             if step_month is None:
-                st.error("Give the month of the step (1 or later).", icon=":material/error:")
+                if st.session_state.get("econ.coc_month") is None:  # (empty: else refused above)
+                    st.error(f"Give the month of the step (1 to {last}).", icon=":material/error:")
                 return
         lives = (3.0, 4.0, 5.0, 6.0, 7.0)
         solution = compute.attempt(
