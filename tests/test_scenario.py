@@ -78,6 +78,19 @@ def test_a_name_is_at_most_200_characters_and_a_longer_one_is_quoted_short():
     assert len(message) < 200
 
 
+@pytest.mark.parametrize(("name", "said"), [(" ", "1 space"), ("   ", "3 spaces")])
+def test_a_name_of_spaces_only_is_refused(name, said):
+    """It passed (an empty name did not), and keyed frames, files and library entries that read
+    as no name."""
+    with pytest.raises(ScenarioError) as info:
+        validate_dict({**BASE, "name": name}, file="s.toml")
+    assert str(info.value) == (
+        f"s.toml: name = {name!r}: {said} and nothing else; expected a name with a character "
+        "other than a space"
+    )
+    assert validate_dict({**BASE, "name": " a "}).name == " a "
+
+
 @pytest.mark.parametrize("value", ["cheap", "310000", "1e3"])
 def test_a_number_written_as_text_is_refused_not_read(value):
     # pydantic would read "310000" as the number; in TOML a quoted value is text

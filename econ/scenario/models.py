@@ -18,6 +18,7 @@ from pydantic import (
     model_validator,
 )
 
+from econ.labels import counted
 from econ.scenario.depreciation_models import DepreciationPolicy as Depreciation
 from econ.scenario.errors import shortened
 from econ.scenario.financing_models import (
@@ -500,6 +501,18 @@ class Scenario(Section):
         {},
         description="Source of each input, keyed by dotted field path, e.g. 'capex.gpu_price_usd'",
     )
+
+    @field_validator("name")
+    @classmethod
+    def _not_blank(cls, name: str) -> str:
+        """Refuse a name of spaces only: it keys the frames and names the files and library
+        entries, where it would read as no name (an empty one is refused by min_length)."""
+        if name and not name.strip():
+            raise ValueError(
+                f"{counted(len(name), 'space')} and nothing else; expected a name with a character other "
+                "than a space"
+            )
+        return name
 
     @field_validator("vintages", mode="before")
     @classmethod
