@@ -29,6 +29,7 @@ from econ import __version__
 from econ.catalog import catalog_entries, catalog_signature, models_dir
 from econ.errors import InputError
 from econ.scenario.models import Scenario
+from econ.sources import code_fingerprint
 
 CREATED_FIELD = "created_utc"
 """Name of the creation-time field in every output; the only field that differs between reruns."""
@@ -134,6 +135,10 @@ class Stamp:
     Attributes
     ----------
     econ_version : version of the package that produced the output
+    econ_code : that version and the start of the SHA-256 of its source files
+        (`econ.sources.code_fingerprint`, e.g. 0.1.0+2ddcfb30...): the version is 0.1.0 at every
+        commit, the code's hash tells two apart; None where econ's files changed after the
+        process imported it (the code that ran is then unknown)
     scenarios : (name, sha256) of each scenario, in output order; sha256 is "" when the scenario
         itself was not given to the writer (only its projection)
     curves : per scenario, (file name, sha256) of each measured curve file its throughput (or a
@@ -146,6 +151,7 @@ class Stamp:
 
     econ_version: str
     scenarios: tuple[tuple[str, str], ...]
+    econ_code: str | None = None
     catalogs: Mapping[str, str] = field(default_factory=dict)
     curves: tuple[tuple[tuple[str, str], ...], ...] = ()
     seed: int | None = None
@@ -158,6 +164,7 @@ class Stamp:
         """The reproducible part (no creation time), JSON-ready."""
         return {
             "econ_version": self.econ_version,
+            "econ_code": self.econ_code,
             "scenarios": [
                 {"name": name, "sha256": sha} | self._curves_of(k)
                 for k, (name, sha) in enumerate(self.scenarios)
@@ -190,6 +197,7 @@ class Stamp:
         """Flat text key/values (Parquet schema metadata, workbook document properties)."""
         return {
             "econ_version": self.econ_version,
+            "econ_code": self.econ_code or "",
             "econ_scenarios": json.dumps(self.fields()["scenarios"], ensure_ascii=False),
             "econ_catalogs": format_catalogs(self.catalogs),
             "econ_seed": "" if self.seed is None else str(self.seed),
@@ -227,6 +235,7 @@ def stamp(
     created_text = created if isinstance(created, str) else creation_time(created)
     return Stamp(
         econ_version=__version__,
+        econ_code=code_fingerprint(),
         scenarios=pairs,
         catalogs=catalog_versions(models),
         curves=curves,

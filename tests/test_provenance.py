@@ -299,6 +299,21 @@ def test_outputs_carry_the_stamp(tmp_path: Path):
     assert set(frame["scenario_sha256"]) == {sha}
 
 
+def test_outputs_name_the_code_that_made_them(tmp_path: Path, monkeypatch):
+    """econ_version is 0.1.0 at every commit, so a JSON or Parquet file could not say which code
+    made it (a batch run's metadata and the library's results could): the stamp carries the
+    code's fingerprint, and null where the code that ran is unknown."""
+    from econ.sources import code_fingerprint
+
+    code = code_fingerprint()
+    assert code and code.startswith(f"{econ.__version__}+")
+    targets = _export(tmp_path / "a", T1)
+    assert json.loads(targets["json"].read_text())["provenance"]["econ_code"] == code
+    assert pq.read_schema(targets["parquet"]).metadata[b"econ_code"] == code.encode()
+    monkeypatch.setattr(provenance, "code_fingerprint", lambda: None)  # files changed under it
+    assert provenance.stamp([econ.load_scenario(SEED)], created=T1).fields()["econ_code"] is None
+
+
 def test_random_outputs_carry_their_seed(tmp_path: Path):
     scenario = econ.load_scenario(SEED)
     out = tmp_path / "mc.csv"
