@@ -349,8 +349,15 @@ class LinearTaxValue:
 
 def _threshold(fixed, per_unit):
     """The p above which A + p B > 0, elementwise, B >= 0: -A / B; -inf or +inf where B = 0."""
+    out = np.negative(fixed)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(per_unit > 0, -fixed / per_unit, np.where(fixed > 0, -np.inf, np.inf))
+        np.divide(out, per_unit, out=out)
+    # (the infinities written over the quotients where B = 0: two nested np.where over every
+    # month cost ten times the division)
+    zero = ~(per_unit > 0)
+    np.copyto(out, np.inf, where=zero)
+    np.copyto(out, -np.inf, where=zero & (fixed > 0))
+    return out
 
 
 def _suffix_sums(blocks):
