@@ -625,9 +625,14 @@ def _scaled_tranche(spec, capex, profile, last, price_path, T, blank):
         unit_blank,
     )
     scale = amount[:, None]
+    # A line of +0 for 1 USD is +0 for any amount >= 0 and finite: zeros, not a product (a third
+    # of a tranche's lines, each a pass over (n, T)).
+    plain = bool(np.all(np.isfinite(amount) & (amount >= 0)))
     for key, value in lines.items():
         if value is unit_blank:
             lines[key] = blank
+        elif plain and not (value.any() or np.signbit(value).any()):
+            lines[key] = np.zeros((n, T))
         elif key == "rate_annual":
             lines[key] = np.ascontiguousarray(np.broadcast_to(value, (n, T)))
         else:
