@@ -1691,7 +1691,8 @@ def dispose(
     _refuse(~np.isfinite(sale) | (sale < 0), "sale_value_usd", sale, "proceeds of at least 0")
     r_idx = np.where(retired, r, np.inf)[:, None]
     kept = m[None, :] <= r_idx
-    dep_kept = np.where(kept, dep, 0.0)
+    everywhere = kept.all()  # (no retirement within the months: nothing cut)
+    dep_kept = dep.copy() if everywhere else np.where(kept, dep, 0.0)
     if carrying_usd is None:
         spent = dep_kept
         if impairment_usd is not None:
@@ -1704,10 +1705,16 @@ def dispose(
                 f"carrying_usd has shape {carrying.shape}: expected the depreciation's "
                 f"(scenarios, months) = {dep.shape}"
             )
-    at_sale = m[None, :] == r_idx
-    proceeds = np.where(at_sale, sale[:, None], 0.0)
-    gain = np.where(at_sale, sale[:, None] - carrying, 0.0)
-    carrying = np.where(m[None, :] >= r_idx, 0.0, carrying)
+    # One month of sale at most per row: set there, where np.where would pass over every month.
+    rows = np.flatnonzero(retired & (r >= m[0]) & (r <= m[-1]))
+    at_sale = (rows, (r[rows] - m[0]).astype(np.int64))
+    proceeds, gain = np.zeros(dep.shape), np.zeros(dep.shape)
+    proceeds[at_sale] = sale[rows]
+    gain[at_sale] = sale[rows] - carrying[at_sale]
+    if (retired & (r <= m[-1])).any():  # sold within the months: nothing carried after
+        carrying = np.where(m[None, :] >= r_idx, 0.0, carrying)
+    else:
+        carrying = carrying.copy()
     return Disposal(dep_kept, carrying, proceeds, gain)
 
 

@@ -586,6 +586,23 @@ def test_disposal_gain_and_loss():
     assert same.gain_usd.sum() == 0.0
 
 
+def test_disposal_rows_in_any_month_as_masks_over_every_month():
+    # Rows sold within the months, in the last one, after them and never: each line as the
+    # masks over every month give it (the sale month is set alone), bit for bit.
+    m = np.arange(1, 73)
+    cost = np.array([7200.0, 7200.0, 7200.0, 7200.0, 7200.0])
+    x = dep.straight_line(cost, np.zeros(5), np.full(5, 10.0), m)
+    retire, sale = np.array([24.0, 72.0, 90.0, np.nan, 1.0]), np.array([5e3, 1e3, 2e3, 0.0, 7e3])
+    out = dep.dispose(x, cost, m, retire, sale)
+    r = np.where(retire > 0, retire, np.inf)[:, None]
+    carrying = cost[:, None] - np.cumsum(np.where(m <= r, x, 0.0), axis=1)
+    np.testing.assert_array_equal(out.depreciation_usd, np.where(m <= r, x, 0.0))
+    np.testing.assert_array_equal(out.proceeds_usd, np.where(m == r, sale[:, None], 0.0))
+    np.testing.assert_array_equal(out.gain_usd, np.where(m == r, sale[:, None] - carrying, 0.0))
+    np.testing.assert_array_equal(out.carrying_amount_usd, np.where(m >= r, 0.0, carrying))
+    assert out.carrying_amount_usd[1, -1] == 0.0 and out.carrying_amount_usd[2, -1] > 0.0
+
+
 @given(
     r=st.integers(1, 80),
     sale=st.floats(0, 2000),
