@@ -117,6 +117,20 @@ def test_tax_payment_schedules_reference():
     assert monthly[13:25] == pytest.approx(np.full(12, 20.0))
 
 
+def test_annual_payments_of_years_due_after_the_end_add_up_in_the_last_month():
+    # Rows of each schedule mixed, horizons cut short: the years whose return is due after the
+    # last month are all paid then, added in year order (as np.add.at adds them).
+    annual = np.array([[0.1, 0.2, 0.3, 0.7]] * 4)
+    codes, last = [ANNUAL, QUARTERLY, ANNUAL, MONTHLY], [40, 40, 20, 40]
+    paid = tax_payments_usd(annual, [1, 1, 1, 1], last, 49, codes)
+    assert paid[0].tolist() == [0.1 if m == 16 else 0.2 if m == 28 else 0.0 for m in range(40)] + [
+        (0.3 + 0.7) * (m == 40) for m in range(40, 49)
+    ]
+    assert paid[2, 16] == 0.1 and paid[2, 20] == (0.2 + 0.3) + 0.7
+    assert np.flatnonzero(paid[2]).tolist() == [16, 20]
+    assert paid[[1, 3]].sum(axis=1) == pytest.approx([1.3, 1.3])
+
+
 def test_no_tax_paid_before_the_first_taxable_income():
     # Cumulative taxable income first turns positive in month 5: the year's tax is paid in the
     # quarter ends from then (months 6, 9, 12), or monthly from month 5.
