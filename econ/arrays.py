@@ -81,24 +81,31 @@ def trailing_sum_months(x, w: int) -> np.ndarray:
     passes over the array instead of w - 1. Only additions, never a difference of running
     totals, which cancels to 0 where a small month follows large ones.
     """
-    x = np.asarray(x, dtype=float)
-    months = x.shape[-1]
+    x = np.ascontiguousarray(x, dtype=float)
+    months = x.shape[-1] if x.ndim else 1
     w = max(min(int(w), months), 1)
-    out, span, window, length = None, 0, x, 1  # `out` sums the `span` months before any t
+    if w == 1 or x.size == 0:
+        return x.copy()
+    # Each shift of k months is one of k places in the flat C-ordered array: one contiguous
+    # pass over all rows (three times as fast as a pass over (rows, months - k) slices), whose
+    # first k months of each row, read from the row before, are then put back.
+    rows = x.reshape(-1, months)
+    out, span, window, length = None, 0, rows, 1  # `out` sums the `span` months before any t
     while True:
         if w & length:
             if out is None:
                 out = window.copy()
             else:
-                out[..., span:] += window[..., : months - span]
+                head = out[:, :span].copy()
+                out.reshape(-1)[span:] += window.reshape(-1)[:-span]
+                out[:, :span] = head
             span += length
         if 2 * length > w:
-            return out
-        # (the first `length` months copied, the rest summed straight into place: the same
-        # sums as a copy of all then +=, with half the passes over the array)
+            return out.reshape(x.shape)
         doubled = np.empty_like(window)
-        doubled[..., :length] = window[..., :length]
-        np.add(window[..., length:], window[..., : months - length], out=doubled[..., length:])
+        flat = window.reshape(-1)
+        np.add(flat[length:], flat[:-length], out=doubled.reshape(-1)[length:])
+        doubled[:, :length] = window[:, :length]
         window, length = doubled, 2 * length
 
 

@@ -50,3 +50,19 @@ def test_each_row_sums_over_its_own_window():
     # one window for all rows (the usual batch) is trailing_sum_months itself
     np.testing.assert_array_equal(trailing_sum_rows(x, 12), trailing_sum_months(x, 12))
     np.testing.assert_array_equal(trailing_sum_rows(x, np.full(6, 5)), trailing_sum_months(x, 5))
+
+
+@pytest.mark.parametrize("w", [2, 3, 5, 12, 24, 72])
+def test_each_row_sums_as_alone_whatever_rows_come_before_it(w):
+    # Rows of very different sizes, one after another: no month reads the row before (shifts
+    # run over the flat array), and any shape or memory order gives the same sums bit for bit.
+    rng = np.random.default_rng(w)
+    x = rng.normal(0, 1, (6, 73)) * 10.0 ** rng.integers(-3, 12, (6, 1))
+    out = trailing_sum_months(x, w)
+    for row in range(6):
+        np.testing.assert_array_equal(out[row], trailing_sum_months(x[row : row + 1], w)[0])
+    np.testing.assert_array_equal(trailing_sum_months(x[2], w), out[2])
+    np.testing.assert_array_equal(trailing_sum_months(np.asfortranarray(x), w), out)
+    np.testing.assert_array_equal(
+        trailing_sum_months(x.reshape(2, 3, 73), w), out.reshape(2, 3, 73)
+    )
