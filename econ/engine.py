@@ -2146,9 +2146,10 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
     # capital consumed: book depreciation and impairment, and a sale's loss (less its gain) below
     # the carrying amount, so that `financing` is the time value alone (0 at a zero rate)
     pv_consumed = pv(ledger.consumed) - pv(ledger.lines["gain_usd"])
+    pv_capex = pv(ledger.capex)
     pv_parts = {
         "depreciation": pv_consumed,
-        "financing": pv(ledger.capex) - pv(ledger.proceeds) - pv_consumed,
+        "financing": pv_capex - pv(ledger.proceeds) - pv_consumed,
         "power": pv(lines["power_usd"]),
         "facility": pv(ledger.facility),
         "opex": pv(lines["opex_usd"]),
@@ -2185,7 +2186,7 @@ def _summary_metrics(b: ScenarioBatch, ledger: _Ledger, to: _Scenarios, fleet, c
         "covenant_breach_months": coverage["breach_months"].astype(float),
         "first_breach_month": coverage["first_breach_month"],
         **{name: ledger.stack.metrics[name] for name in STACK_METRICS},
-        "profitability_index": metrics_mod.profitability_index(npv, pv(ledger.capex)),
+        "profitability_index": metrics_mod.profitability_index(npv, pv_capex),
         **_debt_metrics(ledger),
         **_cost_per_gpu_hour(pv, lines["gpus_in_service"], pv_parts),
     }

@@ -219,9 +219,13 @@ def mirr_of_factors(cash_flow, finance_factors, reinvest_factors, last_month):
     horizon = np.asarray(last_month)
     within = np.arange(flows.shape[1])[None, :] <= horizon[:, None]
     rows = np.arange(flows.shape[0])
-    inflows = np.where(within & (flows > 0), flows, 0.0)
-    gains = present_value(inflows, reinvest_factors) / reinvest_factors[rows, horizon]
-    costs = -present_value(np.where(within & (flows < 0), flows, 0.0), finance_factors)
+    inflow, outflow = flows > 0, flows < 0
+    if not within.all():  # (a batch of one horizon: every month is within it)
+        inflow &= within
+        outflow &= within
+    gains = present_value(np.where(inflow, flows, 0.0), reinvest_factors)
+    gains = gains / reinvest_factors[rows, horizon]
+    costs = -present_value(np.where(outflow, flows, 0.0), finance_factors)
     with np.errstate(divide="ignore", invalid="ignore"):
         ok = (gains > 0) & (costs > 0) & (horizon > 0)
         monthly = np.where(ok, np.exp(np.log(gains / costs) / np.where(ok, horizon, 1.0)), np.nan)
