@@ -2851,9 +2851,18 @@ def _late_troubles(ledger: _Ledger) -> tuple[dict[str, np.ndarray], dict[str, tu
     )
     last = _last_month(serving, none=months.shape[1] - 1)  # (no GPU ever: no month after)
     facility = ledger.facility
+    # Only rows whose fleet is retired before their last month have months after it: the masks
+    # over those rows alone (seldom any), not over every row and month.
+    after_fleet = np.zeros(ebitda.shape, dtype=bool)
+    retired = np.flatnonzero(last < months.shape[1] - 1)
+    after_fleet[retired] = (
+        (months > last[retired, None])
+        & (facility[retired] > HALF_CENT_USD)
+        & ledger.active[retired]
+    )
     note(
         "site_after_fleet",
-        (months > last[:, None]) & (facility > HALF_CENT_USD) & ledger.active,
+        after_fleet,
         lambda rows, sub: np.where(sub, facility[rows], 0.0).sum(axis=1),
         lambda rows, sub: last[rows],
     )
