@@ -1346,9 +1346,13 @@ def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue
     site_open = np.where(
         np.isnan(open_given), np.minimum.reduceat(fleet.start, first), open_given
     ).astype(np.int64)
-    last = np.minimum(
-        _last_month(np.logical_or.reduceat(fleet.service, first, axis=0)), b.horizon_months
+    # (a scenario of one row is in service where its row is: no reduction over rows)
+    in_service = (
+        fleet.service
+        if len(first) == len(fleet.service)
+        else np.logical_or.reduceat(fleet.service, first, axis=0)
     )
+    last = np.minimum(_last_month(in_service), b.horizon_months)
     staffed = (m >= site_open[fleet.scenario][:, None]) & (m <= last[fleet.scenario][:, None])
     opex = opex_mod.opex_usd_per_month(
         b["opex.staff_usd_per_month"],
