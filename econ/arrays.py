@@ -73,6 +73,18 @@ def snap_to_zero(x, tolerance: float = HALF_CENT_USD) -> np.ndarray:
     return np.where(np.abs(a) < tolerance, 0.0, a)
 
 
+def add_at_months(target, months, values) -> None:
+    """Add ``values`` (n, K) into ``target`` (n, T) in place, each at its row's month ``months``
+    (n, K) or (1, K) [month index]: ``np.add.at(target, (rows, months), values)`` bit for bit,
+    the columns added in order (a month that several take adds them left to right), at a
+    fraction of np.add.at's cost (K fancy-indexed additions over the rows)."""
+    values = np.asarray(values)
+    months = np.broadcast_to(months, values.shape)
+    rows = np.arange(values.shape[0])
+    for k in range(values.shape[1]):
+        target[rows, months[:, k]] += values[:, k]
+
+
 def trailing_sum_months(x, w: int) -> np.ndarray:
     """Sum over the last ``w`` months, each month included (fewer at the start).
 

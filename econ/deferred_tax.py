@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from econ.arrays import cumsum_months, snap_to_zero
+from econ.arrays import add_at_months, cumsum_months, snap_to_zero
 from econ.errors import InputError
 from econ.tax import annual_sums, income_taxed_to_date_usd
 
@@ -221,13 +221,12 @@ def deferred_tax_with_losses(
     rate = np.broadcast_to(np.asarray(tax_rate, dtype=float), (n,))[:, None]
     nol = loss_carryforward_usd(annual_sums(taxable), loss_limit)
     years = nol.shape[1]
-    rows = np.arange(n)[:, None]
     year_end = np.minimum(
         np.minimum(12 * np.arange(1, years + 1)[None, :], np.asarray(last_month)[:, None]),
         months - 1,
     )
     nol_change = np.zeros((n, months))
-    np.add.at(nol_change, (rows, year_end), rate * np.diff(nol, axis=1, prepend=0.0))
+    add_at_months(nol_change, year_end, rate * np.diff(nol, axis=1, prepend=0.0))
     current = rate * taxable + nol_change
     book_less_taxable = book - taxable
     deferred = rate * book_less_taxable - nol_change
@@ -239,7 +238,7 @@ def deferred_tax_with_losses(
         share = 1.0 if loss_limit is None else np.broadcast_to(loss_limit, (n,))[:, None]
         reversing = share * np.maximum(rate * td_end, 0.0)
         va = np.maximum(rate * nol - reversing, 0.0) * (code == 1)[:, None]
-        np.add.at(deferred, (rows, year_end), np.diff(va, axis=1, prepend=0.0))
+        add_at_months(deferred, year_end, np.diff(va, axis=1, prepend=0.0))
     # (a liability that is 0 in exact arithmetic is 0, not 3e-10 USD)
     liability = snap_to_zero(cumsum_months(deferred))
     return current, DeferredTax(difference, liability, deferred, nol[:, -1])

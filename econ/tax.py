@@ -15,7 +15,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from econ.arrays import cumsum_months, rows_alike, running_max_months, running_min_months
+from econ.arrays import (
+    add_at_months,
+    cumsum_months,
+    rows_alike,
+    running_max_months,
+    running_min_months,
+)
 from econ.units import MONTHS_PER_YEAR
 
 
@@ -209,11 +215,10 @@ def tax_payments_usd(annual_tax_usd, first_taxable, last_month, months: int, sch
     if rows.size == 0:
         return out
     # Annual payment: each year's tax when its return is due (the last month at the latest),
-    # years added in order into the rows paying so (np.add.at over all rows was slower).
+    # for the rows paying so.
     pay_month = np.minimum(_annual_pay_month(np.asarray(last_month)[rows], years), months - 1)
-    after, each = np.zeros((rows.size, months)), np.arange(rows.size)
-    for year in range(years):
-        after[each, pay_month[:, year]] += annual[rows, year]
+    after = np.zeros((rows.size, months))
+    add_at_months(after, pay_month, annual[rows])
     out[rows] = after
     return out
 

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from econ.arrays import cumsum_months, remaining_sum_months, running_max_months
+from econ.arrays import add_at_months, cumsum_months, remaining_sum_months, running_max_months
 
 
 @pytest.mark.parametrize("rows", [1, 3, 255, 256, 1000])
@@ -59,3 +59,21 @@ def test_rows_alike():
     assert not rows_alike(np.ones(4), np.array([[1.0, np.nan], [1.0, 2.0]]))
     assert not rows_alike(np.array([0.0, 1e-300]))
     assert rows_alike(np.array([5.0]))  # one row is alike with itself
+
+
+def test_add_at_months_is_np_add_at_bit_for_bit():
+    # Several columns landing on one month (years after a horizon all paid in its last month)
+    # add up left to right on what the month held, as np.add.at adds them.
+    rng = np.random.default_rng(4)
+    target = rng.normal(0, 1e6, (50, 30))
+    values = rng.normal(0, 1, (50, 6)) * 10.0 ** rng.integers(-8, 8, (50, 6))
+    months = np.minimum(rng.integers(0, 40, (50, 6)), 29)
+    expected = target.copy()
+    np.add.at(expected, (np.arange(50)[:, None], months), values)
+    add_at_months(target, months, values)
+    np.testing.assert_array_equal(target, expected)
+    # one row of months for all rows
+    shared, expected = np.zeros((3, 5)), np.zeros((3, 5))
+    np.add.at(expected, (np.arange(3)[:, None], np.array([[4, 4, 1]])), values[:3, :3])
+    add_at_months(shared, np.array([[4, 4, 1]]), values[:3, :3])
+    np.testing.assert_array_equal(shared, expected)
