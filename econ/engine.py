@@ -3584,10 +3584,10 @@ def _size_single_loan(sizing, cap_usd, rate_monthly, term, horizon, months, repa
     return debt, {**binding, "constraint": constraint}, sculpt
 
 
-def _dscr_limits(sizing, service_per_usd, balance_per_usd):
-    """The debt each DSCR test allows (`financing.dscr_limits`), computed once for the sizing
-    and the binding test."""
-    return financing_mod.dscr_limits(
+def _dscr_tests(sizing, service_per_usd, balance_per_usd) -> tuple:
+    """The arguments of `financing.dscr_limits` and `financing.dscr_binding_test`: the sizing's
+    CFADS, the schedule per USD borrowed and the covenant's target and window."""
+    return (
         sizing.cfads,
         service_per_usd,
         balance_per_usd,
@@ -3597,18 +3597,18 @@ def _dscr_limits(sizing, service_per_usd, balance_per_usd):
     )
 
 
+def _dscr_limits(sizing, service_per_usd, balance_per_usd):
+    """The debt each DSCR test allows (`financing.dscr_limits`), computed once for the sizing
+    and the binding test."""
+    return financing_mod.dscr_limits(*_dscr_tests(sizing, service_per_usd, balance_per_usd))
+
+
 def _binding_metrics(sizing, service_per_usd, balance_per_usd, limits) -> dict[str, np.ndarray]:
     """The DSCR test that sized each scenario's debt (`financing.dscr_binding_test`) and the
     month the LTV limit binds in (`financing.ltv_binding_month`), as the StackSchedule metrics
     the sizing warning reads (n,) each; `limits`: `_dscr_limits` of the same."""
     binding = financing_mod.dscr_binding_test(
-        sizing.cfads,
-        service_per_usd,
-        balance_per_usd,
-        sizing.min_dscr,
-        sizing.test_months,
-        sizing.first_test_month,
-        limits=limits,
+        *_dscr_tests(sizing, service_per_usd, balance_per_usd), limits=limits
     )
     ltv_month = (
         np.full(len(sizing.max_ltv), np.nan)
