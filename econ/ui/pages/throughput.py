@@ -657,6 +657,7 @@ def measured_tab(scenario) -> None:
     cols[1].metric("Tokens/s per user", _number(point.tokens_per_s_per_user), border=True)
     cols[2].metric("Binding limit", binding_label(point.binding, point.limits), border=True)
     cols[3].metric("Interpolated", "yes" if point.interpolated else "no, measured", border=True)
+    st.caption(point_figures(point))
     if endpoints:
         v = point.values
         cols = st.columns(4)
@@ -674,7 +675,7 @@ def measured_tab(scenario) -> None:
             border=True,
             help="Provisioned power / system output tokens/s; not a measured energy",
         )
-    source = measured_source(name, prov, point, workload, gpus)
+    source = measured_source(name, prov, point, workload, gpus, points)
     allowed, note = curve_fits(prov, points, scenario, name)
     st.button(
         f"Use {point.tokens_per_s_per_gpu:,.1f} tokens/s per GPU in the scenario",
@@ -686,18 +687,81 @@ def measured_tab(scenario) -> None:
     )
 
 
-def measured_source(name: str, prov, point, workload: str | None, gpus: int | None = None) -> str:
+POINT_LATENCIES = (
+    ("TTFT", "ttft", "s", 1.0),
+    ("TPOT", "tpot", "ms", 1000.0),
+    ("E2E", "e2e", "s", 1.0),
+)
+"""The latencies shown at an operating point: (name, column prefix, unit, factor from seconds)."""
+
+
+def point_figures(point) -> str:
+    """The operating point's latencies, load and GPU count, as the curve gives them (interpolated
+    with the throughput between its measured points): "At this point: TTFT p50 0.181 s, p99
+    0.4527 s; TPOT p50 124.3 ms, p99 146 ms; concurrency 64; GPUs 8". Percentiles the file lacks are
+    left out."""
+    v = point.values
+
+    def known(column: str) -> float | None:
+        value = v.get(column)
+        return float(value) if value is not None and math.isfinite(value) else None
+
+    parts = []
+    for name, column, unit, factor in POINT_LATENCIES:
+        stats = [
+            f"{stat} {number_format(value * factor, digits=4)} {unit}"
+            for stat in ("p50", "p90", "p95", "p99")
+            if (value := known(f"{column}_s_{stat}")) is not None
+        ]
+        if stats:
+            parts.append(f"{name} " + ", ".join(stats))
+    for column, label in (
+        ("concurrency", "concurrency"),
+        ("request_rate_per_s", "requests/s"),
+        ("gpu_count", "GPUs"),
+    ):
+        if (value := known(column)) is not None:
+            parts.append(f"{label} {number_format(value, digits=4)}")
+    if not parts:
+        return "At this point: the file reports no latency, load or GPU count."
+    return (
+        "At this point: "
+        + "; ".join(parts)
+        + (" (interpolated between measured points)" if point.interpolated else "")
+    )
+
+
+def measured_source(
+    name: str, prov, point, workload: str | None, gpus: int | None = None, points=None
+) -> str:
     """The source recorded with a measured throughput: the file (its SHA-256's first 12 hex
-    digits), the limits that chose the point, the workload and where the GPU count came from
-    (`gpus`: the count typed in the page's box), so that the figure can be found again from the
-    file."""
+    digits), the tool, model and hardware it states (`points`: its rows, where a file states them
+    per row), the limits that chose the point, whether it lies between measured points, the
+    workload and where the GPU count came from (`gpus`: the count typed in the page's box), so
+    that the figure can be found again from the file and read for what it measured."""
+    from econ.text import clipped
+    from econ.throughput.match import QUOTED_NAME_LIMIT, stated
+
     limits = {k: v for k, v in point.limits.items() if v is not None and math.isfinite(v)}
     chosen = binding_label(",".join(limits), limits) if limits else "no limit: the highest load"
     sha = str(prov.get("file_sha256") or "")
+    rows = points if points is not None else pd.DataFrame()
+    said = {
+        key: clipped(stated(prov, rows, key), QUOTED_NAME_LIMIT) for key in ("model", "hardware")
+    }
+    unsaid = [key for key, value in said.items() if not value]
+    what = [str(prov.get("tool") or prov.get("format") or "")]
+    if said["model"] and said["hardware"]:
+        what.append(f"{said['model']} on {said['hardware']}")
+    else:
+        what += [f"{key} {said[key]}" for key in said if said[key]]
+    if unsaid:
+        what.append(f"{' and '.join(unsaid)} not stated")
+    facts = "; ".join(w for w in ([f"sha256 {sha[:12]}"] if sha else []) + what if w)
     return (
-        f"measured: {name}"
-        + (f" (sha256 {sha[:12]})" if sha else "")
+        f"measured: {name} ({facts})"
         + f" at the SLO operating point ({chosen})"
+        + (", interpolated between measured points" if point.interpolated else "")
         + (f", workload {workload}" if workload else "")
         + gpu_count_source(str(prov.get("gpu_count_basis") or ""), gpus)
     )

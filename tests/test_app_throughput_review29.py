@@ -1,0 +1,75 @@
+"""The Throughput page's measured curve as an infrastructure engineer reads it (review 29): the
+operating point showed its tokens/s but none of its latencies, load or GPU count (the CLI's
+`econ throughput point` table has them), and a figure used from a file was recorded without the
+tool, model and hardware the file states, or that it was interpolated between measured points.
+"""
+
+from __future__ import annotations
+
+from streamlit.testing.v1 import AppTest
+
+from econ.throughput.importers import import_files
+from econ.throughput.operating_point import operating_point
+from econ.ui import state
+from tests import test_app
+from tests.conftest import ROOT
+from tests.test_app import upload_curve, widget
+
+app = test_app.app  # the AppTest fixture: the app run once on the default scenario
+
+CURVES = ROOT / "tests" / "data" / "throughput"
+SWEEP = CURVES / "vllm_bench_serve_sweep.jsonl"  # 3 points, example-org/tiny-llm-8b on H100
+MLPERF = CURVES / "mlperf_log_summary_server_8gpu.txt"  # llama2-70b, hardware not stated
+
+
+def _use(app: AppTest) -> str:
+    """Click "Use" (confirming a curve of another deployment) and return the source recorded."""
+    for box in app.checkbox:
+        if box.label.startswith("Use it anyway"):
+            box.check().run()
+    app.button(key="econ.use_measured").click().run()
+    return app.session_state[state.DATA]["throughput"]["source"]
+
+
+def _at_this_point(app: AppTest) -> str:
+    shown = [c.value for c in app.caption if c.value.startswith("At this point")]
+    assert len(shown) == 1, [c.value for c in app.caption]
+    return shown[0]
+
+
+def test_the_operating_point_shows_its_latencies_load_and_gpus_as_the_library_gives_them(app):
+    upload_curve(app, MLPERF.name, MLPERF.read_bytes())
+    v = operating_point(import_files([MLPERF])).values
+    text = _at_this_point(app)
+    assert f"TTFT p50 {v['ttft_s_p50']:.4g} s" in text, text
+    assert f"p99 {v['ttft_s_p99']:.4g} s" in text
+    assert f"TPOT p50 {v['tpot_s_p50'] * 1000:.4g} ms" in text
+    assert f"p99 {v['tpot_s_p99'] * 1000:.4g} ms" in text
+    assert f"E2E p99 {v['e2e_s_p99']:.4g} s" in text
+    assert "GPUs 8" in text
+
+
+def test_an_interpolated_point_says_so_beside_its_latencies(app: AppTest):
+    upload_curve(app, SWEEP.name, SWEEP.read_bytes())
+    widget(app.number_input, "TPOT p99 limit [ms]").set_value(17.5).run()
+    point = operating_point(import_files([SWEEP]), tpot_p99_s=0.0175)
+    assert point.interpolated
+    text = _at_this_point(app)
+    assert "TPOT p" in text and "p99 17.5 ms" in text, text
+    assert text.endswith("(interpolated between measured points)")
+
+
+def test_a_used_measured_point_records_the_tool_model_hardware_and_interpolation(app: AppTest):
+    upload_curve(app, SWEEP.name, SWEEP.read_bytes())
+    widget(app.number_input, "TPOT p99 limit [ms]").set_value(17.5).run()
+    source = _use(app)
+    assert source.startswith(f"measured: {SWEEP.name} (sha256 "), source
+    assert "; vllm bench serve; example-org/tiny-llm-8b on NVIDIA H100)" in source, source
+    assert "TPOT p99 ≤ 17.5 ms), interpolated between measured points" in source
+
+
+def test_a_used_point_says_what_the_file_does_not_state(app: AppTest):
+    upload_curve(app, MLPERF.name, MLPERF.read_bytes())
+    source = _use(app)
+    assert "; mlperf loadgen (summary); model llama2-70b; hardware not stated)" in source, source
+    assert "interpolated" not in source  # the one measured point
