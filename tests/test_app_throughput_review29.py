@@ -13,7 +13,7 @@ from econ.throughput.operating_point import operating_point
 from econ.ui import state
 from tests import test_app
 from tests.conftest import ROOT
-from tests.test_app import upload_curve, widget
+from tests.test_app import errors, upload_curve, widget
 
 app = test_app.app  # the AppTest fixture: the app run once on the default scenario
 
@@ -73,3 +73,20 @@ def test_a_used_point_says_what_the_file_does_not_state(app: AppTest):
     source = _use(app)
     assert "; mlperf loadgen (summary); model llama2-70b; hardware not stated)" in source, source
     assert "interpolated" not in source  # the one measured point
+
+
+def test_a_limit_on_a_statistic_the_file_lacks_is_refused_in_the_page_s_terms(app: AppTest):
+    # an old SGLang file has TTFT and TPOT medians only: the library's advice, a limit on TTFT
+    # p50, names a limit the page has no box for
+    old = CURVES / "sglang_old_schema.jsonl"
+    upload_curve(app, old.name, old.read_bytes())
+    widget(app.number_input, "GPUs that served it").set_value(8).run()
+    widget(app.number_input, "TTFT p99 limit [s]").set_value(1.0).run()
+    shown = [e for e in errors(app) if e.startswith("Operating point")]
+    assert len(shown) == 1, errors(app)
+    assert "no TTFT p99" in shown[0] and "set a limit on a statistic" not in shown[0]
+    assert "empty that box or limit the tokens/s per user instead" in shown[0]
+    assert "the curve reports TTFT p50, TPOT p50, E2E mean)" in shown[0]
+    widget(app.number_input, "TTFT p99 limit [s]").set_value(None).run()
+    assert not errors(app)  # and emptied, the point is there
+    assert _at_this_point(app)

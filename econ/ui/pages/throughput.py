@@ -430,6 +430,22 @@ def endpoints_inputs() -> tuple[tuple[tuple[str, float], ...] | None, str]:
     return tuple((k, v) for k, v in named if v is not None), reading
 
 
+_OTHER_STATISTIC = re.compile(r"; set a limit on a statistic it reports \(([^()]*)\)")
+"""The library's advice on a limit the curve has no statistic for, which names limits (TTFT p50,
+E2E mean) the page has no box for."""
+
+
+def page_limits(message: str) -> str:
+    """A message of the operating point in the page's terms: a limit on a statistic the curve
+    lacks is emptied, or the per-user speed limited instead; the boxes set p99 (P90 and P95 for
+    MLPerf Endpoints files), not the statistics the curve reports, which are named as such."""
+    return _OTHER_STATISTIC.sub(
+        r"; empty that box or limit the tokens/s per user instead (this page's latency limits "
+        r"are p99, and P90 or P95 for MLPerf Endpoints files; the curve reports \1)",
+        message,
+    )
+
+
 _LATENCY = re.compile(r"^(ttft|tpot)_s_p(\d+)$")
 
 
@@ -600,6 +616,7 @@ def measured_tab(scenario) -> None:
                 name, content, gpus, *limits, workload, latency_limits, reading
             ),
             "Operating point",
+            words=page_limits,
         )
     if endpoints:
         shown = points if workload is None else points[points["workload"] == workload]
