@@ -90,3 +90,21 @@ def test_a_limit_on_a_statistic_the_file_lacks_is_refused_in_the_page_s_terms(ap
     widget(app.number_input, "TTFT p99 limit [s]").set_value(None).run()
     assert not errors(app)  # and emptied, the point is there
     assert _at_this_point(app)
+
+
+def test_a_used_catalog_row_records_its_model_system_and_the_total_it_was_derived_from(app):
+    test_app.go(app, "throughput")
+    row = next(s for s in app.selectbox if s.key == "econ.cat_row")
+    wanted = next(i for i in row.options if "72x NVIDIA GB200 Server" in i)
+    row.set_value(wanted).run()
+    row_id = next(s for s in app.selectbox if s.key == "econ.cat_row").value
+    next(b for b in app.button if b.label.startswith("Use 2,327.5")).click().run()
+    source = app.session_state[state.DATA]["throughput"]["source"]
+    assert source == (
+        f"MLPerf catalog row {row_id} (v5.1 closed, NVIDIA, deepseek-r1 Server, 72x NVIDIA "
+        "GB200, available): 2,327.5 tokens/s per GPU derived from the system's 167,578 tokens/s"
+    )
+    # the id still finds the row again: the Row box marks it as the scenario's
+    row = next(s for s in app.selectbox if s.key == "econ.cat_row")
+    assert row.value == row_id
+    assert f"{wanted} (the scenario's)" in row.options

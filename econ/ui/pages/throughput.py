@@ -305,13 +305,42 @@ def catalog_tab(scenario) -> None:
         checks = [literal(c) for c in checks]
         text = checks[0] if len(checks) == 1 else "\n".join(f"- {c}" for c in checks)
         st.warning(text, icon=":material/policy:")
-    kind = "vendor claim" if row.get("kind") == "vendor claim" else "MLPerf catalog row"
-    source = f"{kind} {row['id']} ({row['round']}, {row['submitter']}, {row['scenario']})"
+    source = catalog_source(row)
     st.button(
         f"Use {row['tokens_per_s_per_gpu']:,.1f} tokens/s per GPU in the scenario",
         on_click=common.use_throughput,
         args=(float(row["tokens_per_s_per_gpu"]), source),
         icon=":material/input:",
+    )
+
+
+def catalog_source(row: pd.Series) -> str:
+    """The source recorded with a catalog row's throughput: its id (which finds the row again),
+    round, division, submitter, model, MLPerf scenario, system, availability and the system total
+    the per-GPU figure was derived from: "MLPerf catalog row v5.1-8bcb3291 (v5.1 closed, NVIDIA,
+    deepseek-r1 Server, 72x NVIDIA GB200, available): 2,327.5 tokens/s per GPU derived from the
+    system's 167,578 tokens/s"."""
+
+    def text(key: str) -> str:
+        value = row.get(key)
+        return "" if value is None or pd.isna(value) else str(value)
+
+    kind = "vendor claim" if row.get("kind") == "vendor claim" else "MLPerf catalog row"
+    count = row.get("accelerator_count")
+    system = f"{count:g}x {text('accelerator')}" if pd.notna(count) else text("accelerator")
+    facts = [
+        " ".join(w for w in (text("round"), text("division")) if w),
+        text("submitter"),
+        " ".join(w for w in (text("benchmark"), text("scenario")) if w),
+        system,
+        text("availability"),
+    ]
+    derived = ""
+    if pd.notna(row.get("result")):
+        derived = f" derived from the system's {row['result']:,.0f} {text('metric_unit')}".rstrip()
+    return (
+        f"{kind} {row['id']} ({', '.join(f for f in facts if f)}): "
+        f"{row['tokens_per_s_per_gpu']:,.1f} tokens/s per GPU{derived}"
     )
 
 
