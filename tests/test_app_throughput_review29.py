@@ -46,7 +46,7 @@ def test_the_operating_point_shows_its_latencies_load_and_gpus_as_the_library_gi
     assert f"TPOT p50 {v['tpot_s_p50'] * 1000:.4g} ms" in text
     assert f"p99 {v['tpot_s_p99'] * 1000:.4g} ms" in text
     assert f"E2E p99 {v['e2e_s_p99']:.4g} s" in text
-    assert "GPUs 8" in text
+    assert f"offered request rate {v['request_rate_per_s']:.4g}/s; GPUs 8" in text
 
 
 def test_an_interpolated_point_says_so_beside_its_latencies(app: AppTest):

@@ -744,8 +744,8 @@ POINT_LATENCIES = (
 def point_figures(point) -> str:
     """The operating point's latencies, load and GPU count, as the curve gives them (interpolated
     with the throughput between its measured points): "At this point: TTFT p50 0.181 s, p99
-    0.4527 s; TPOT p50 124.3 ms, p99 146 ms; concurrency 64; GPUs 8". Percentiles the file lacks are
-    left out."""
+    0.4527 s; TPOT p50 124.3 ms, p99 146 ms; concurrency 64; GPUs 8" (the request rate is the
+    offered one, as the curve's column is). Percentiles the file lacks are left out."""
     v = point.values
 
     def known(column: str) -> float | None:
@@ -761,13 +761,13 @@ def point_figures(point) -> str:
         ]
         if stats:
             parts.append(f"{name} " + ", ".join(stats))
-    for column, label in (
-        ("concurrency", "concurrency"),
-        ("request_rate_per_s", "requests/s"),
-        ("gpu_count", "GPUs"),
+    for column, label, unit in (
+        ("concurrency", "concurrency", ""),
+        ("request_rate_per_s", "offered request rate", "/s"),
+        ("gpu_count", "GPUs", ""),
     ):
         if (value := known(column)) is not None:
-            parts.append(f"{label} {number_format(value, digits=4)}")
+            parts.append(f"{label} {number_format(value, digits=4)}{unit}")
     if not parts:
         return "At this point: the file reports no latency, load or GPU count."
     return (
