@@ -108,3 +108,16 @@ def test_a_used_catalog_row_records_its_model_system_and_the_total_it_was_derive
     row = next(s for s in app.selectbox if s.key == "econ.cat_row")
     assert row.value == row_id
     assert f"{wanted} (the scenario's)" in row.options
+
+
+def test_an_oversized_file_s_refusal_stays_while_the_box_holds_it(app: AppTest):
+    upload_curve(app, "big.json", b"x" * (6 * 1024 * 1024))
+    refusal = "big.json: 6 MB is larger than the 5 MB limit for benchmark files; nothing was read"
+    assert errors(app) == [refusal]
+    # another edit: the box still names big.json, and so does the page (it showed only the
+    # "Upload a benchmark result" hint beside it)
+    widget(app.sidebar.number_input, "Utilization › Share [%]").set_value(80.0).run()
+    assert errors(app) == [refusal]
+    upload_curve(app, MLPERF.name, MLPERF.read_bytes())  # the next file replaces it
+    assert errors(app) == []
+    assert _at_this_point(app)

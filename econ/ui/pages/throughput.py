@@ -352,10 +352,28 @@ def _curve_uploaded() -> None:
     problem = common.upload_problem(file, compute.MAX_UPLOAD_BYTES, "benchmark files")
     if problem:
         ss.pop(CURVE_FILE, None)  # no message of an earlier file stays beside this one
-        ss[CURVE_ERROR] = problem
+        ss[CURVE_ERROR] = (_upload_id(file), problem)
         return
     ss[CURVE_FILE] = (file.name, file.getvalue())
     _clear_gpus()
+
+
+def _upload_id(file) -> str:
+    """Which upload `file` is: Streamlit's id of it (the same name uploaded again is another)."""
+    return str(getattr(file, "file_id", "") or file.name)
+
+
+def _refusal() -> str | None:
+    """Why the file in the upload box was not read, while the box holds it: a refusal shown only
+    on the run of its upload vanished at the next edit, leaving the box naming a file beside
+    "Upload a benchmark result"."""
+    ss = st.session_state
+    refused = ss.get(CURVE_ERROR)
+    file = ss.get(CURVE_UPLOAD)
+    if refused is None or file is None or _upload_id(file) != refused[0]:
+        ss.pop(CURVE_ERROR, None)
+        return None
+    return refused[1]
 
 
 def _forget_curve() -> None:
@@ -574,8 +592,9 @@ def measured_tab(scenario) -> None:
         "a submission tree), InferenceX JSON, trtllm-bench report, or a generic CSV with units "
         "in the headers.",
     )
-    if CURVE_ERROR in ss:
-        st.error(literal(ss.pop(CURVE_ERROR)), icon=":material/error:")
+    refused = _refusal()
+    if refused:
+        st.error(literal(refused), icon=":material/error:")
     if CURVE_FILE not in ss:
         st.info(
             "Upload a benchmark result to see its curve and SLO operating point.",
