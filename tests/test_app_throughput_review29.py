@@ -6,6 +6,7 @@ tool, model and hardware the file states, or that it was interpolated between me
 
 from __future__ import annotations
 
+import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from econ.throughput.importers import import_files
@@ -13,7 +14,7 @@ from econ.throughput.operating_point import operating_point
 from econ.ui import state
 from tests import test_app
 from tests.conftest import ROOT
-from tests.test_app import errors, upload_curve, widget
+from tests.test_app import DATA, errors, upload_curve, widget
 
 app = test_app.app  # the AppTest fixture: the app run once on the default scenario
 
@@ -121,3 +122,21 @@ def test_an_oversized_file_s_refusal_stays_while_the_box_holds_it(app: AppTest):
     upload_curve(app, MLPERF.name, MLPERF.read_bytes())  # the next file replaces it
     assert errors(app) == []
     assert _at_this_point(app)
+
+
+def _overlaid(app: AppTest, label: str) -> bool:
+    """Whether a chart of the page draws a curve labelled `label` (in its data)."""
+    charts = app.get("vega_lite_chart")
+    return any(label.encode() in d.data.data for c in charts for d in c.proto.datasets)
+
+
+def test_the_simulated_tab_overlays_the_measured_curve_with_the_gpu_count_typed(app: AppTest):
+    frame = pd.read_csv(DATA / "sample_curve.csv").drop(columns=["gpu_count"])
+    upload_curve(app, "no_gpus.csv", frame.to_csv(index=False).encode())
+    # no GPU count: not drawn, and the tab says why
+    assert not _overlaid(app, "measured no_gpus.csv")
+    said = [c.value for c in app.caption if c.value.startswith("no_gpus.csv is not drawn here")]
+    assert said and "its GPU count is unknown" in said[0], said
+    widget(app.number_input, "GPUs that served it").set_value(8).run()
+    assert _overlaid(app, "measured no_gpus.csv")  # was read without the typed count: left out
+    assert not [c for c in app.caption if c.value.startswith("no_gpus.csv is not drawn")]

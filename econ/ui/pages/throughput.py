@@ -381,6 +381,23 @@ def _forget_curve() -> None:
     _clear_gpus()
 
 
+def typed_gpus() -> int | None:
+    """The GPU count typed in "GPUs that served it" as its box takes it (a whole number from 1 to
+    MAX_GPU_COUNT), for the Simulated curve tab's overlay, which is drawn beside the Measured
+    curve tab's box; None when empty or refused (the overlay then reads the file's count)."""
+    from econ.throughput.importers import MAX_GPU_COUNT
+    from econ.ui.form import whole_number
+
+    value = st.session_state.get(CURVE_GPUS)
+    if value is None:
+        return None
+    try:
+        number = whole_number(value)
+    except ValueError:
+        return None
+    return number if 1 <= number <= MAX_GPU_COUNT else None
+
+
 def _clear_gpus() -> None:
     """A new file, or none, starts from the GPU count its file states: a count typed for one
     file would divide another's throughput."""
@@ -1052,7 +1069,7 @@ def simulated_tab(scenario) -> None:
     if CURVE_FILE in ss:
         name, content = ss[CURVE_FILE]
         try:
-            measured = compute.curve(name, content, None)
+            measured = compute.curve(name, content, typed_gpus())
         except Exception:  # noqa: BLE001 - the Measured curve tab shows why, once
             measured = None
             st.caption(
@@ -1065,6 +1082,18 @@ def simulated_tab(scenario) -> None:
             )
             if len(pts):
                 layers.append(frontier_chart(pts, f"measured {name}"))
+            else:  # said, not left out silently
+                unknown = measured.points["output_tokens_per_s_per_gpu"].isna().all()
+                st.caption(
+                    f"{literal(name)} is not drawn here: "
+                    + (
+                        'its GPU count is unknown (type it in "GPUs that served it" on the '
+                        "Measured curve tab)"
+                        if unknown
+                        else "it reports no tokens/s per user"
+                    )
+                    + "."
+                )
     charts.show(alt.layer(*layers))
     st.caption(
         "Lines: throughput-interactivity envelopes; diamond: the SLO operating point; dashed rules: "
