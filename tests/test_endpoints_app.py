@@ -70,6 +70,8 @@ def hostile(member: str, content: bytes = b"{}") -> bytes:
         (hostile("../../etc/evil.json"), "points outside the archive"),
         (hostile("results/x/point.yaml", b"0" * 5_000_000), "zip bomb"),
         (b"PK\x03\x04 not really", "not a zip archive"),
+        # and what it should have been (the message said only what it was not)
+        (b"PK\x03\x04 not really", "; expected a .zip of an MLPerf Endpoints submission folder"),
     ],
 )
 def test_a_hostile_archive_is_refused(app, content, reason):

@@ -1207,7 +1207,11 @@ def extract_submission_zip(content: bytes, dest: Path, name: str = "upload.zip")
     try:
         archive = zipfile.ZipFile(io.BytesIO(content))
     except (zipfile.BadZipFile, EOFError, OSError, ValueError, NotImplementedError):
-        raise EndpointsError(f"{name}: not a zip archive (or a damaged one)") from None
+        raise EndpointsError(
+            f"{name}: not a zip archive (or a damaged one); expected a .zip of an MLPerf "
+            "Endpoints submission folder (results/<system>/<model>/r<N>/), or a result file "
+            "under its own suffix (.json, .jsonl, .csv, .txt)"
+        ) from None
     with archive:
         files = _zip_plan(archive, dest, name)
         made_dest = not dest.exists()
