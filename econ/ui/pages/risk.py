@@ -311,7 +311,8 @@ def _mc_rows() -> dict[str, str]:
 
 def _mc_table_problems() -> list[str]:
     """What the distribution table says that _mc_rows would drop without a word: an input given
-    twice (the CLI refuses a repeated --dist) and a row with an input but no distribution."""
+    twice (the CLI refuses a repeated --dist), a row with an input but no distribution and one
+    with a distribution but no input (the run went ahead without it)."""
     table = st.session_state.get(MC_TABLE)
     if table is None:
         return []
@@ -319,6 +320,10 @@ def _mc_table_problems() -> list[str]:
     for number, row in enumerate(table.to_dict("records"), 1):
         path, dist = row.get("path"), row.get("distribution")
         if not (isinstance(path, str) and path):
+            if isinstance(dist, str) and dist.strip():
+                problems.append(
+                    f"Row {number}, {dist.strip()}: the input is empty; pick one or delete the row"
+                )
             continue
         if not (isinstance(dist, str) and dist.strip()):
             problems.append(
@@ -468,6 +473,8 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
                     result.seconds,
                     held,
                     inputs,
+                    # the held loan's note is _held_info's, the Sobol note the page's own
+                    [n for n in result.notes if not n.startswith(HELD_NOTE)],
                 )
                 failed = False
     if MONTECARLO not in ss:
@@ -479,7 +486,7 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
             "the command line."
         )
         return
-    stored, rows, summary, fan, seconds, held, ran = ss[MONTECARLO]
+    stored, rows, summary, fan, seconds, held, ran, notes = ss[MONTECARLO]
     if failed or ran != inputs:
         # the results below are not of the inputs shown above: say whose they are
         st.warning(
@@ -495,6 +502,16 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
     balance = sobol_balance_note(len(rows), ran[3])
     if balance is not None:
         st.info(literal(balance[0].upper() + balance[1:] + "."), icon=":material/info:")
+    # the run's other notes, as `econ montecarlo` prints them: an input that takes one value,
+    # inputs that move no output (a histogram of one bar said nothing of why)
+    words = mc_words([p for p, _ in ran[0]])
+    others = [words(n) for n in notes if n != balance]
+    if others:
+        st.info(
+            "Notes, as `econ montecarlo` prints them:\n"
+            + "\n".join(f"- {literal(n)}" for n in others),
+            icon=":material/info:",
+        )
     if len(rows) < FEW_DRAWS:
         st.warning(
             f"Only {counted(len(rows), 'scenario')}: quantiles, value at risk and the "
