@@ -24,3 +24,27 @@ def test_the_runs_notes_are_shown_in_the_tables_words():
     assert "none of the outputs (10) changes across the 200 scenarios" in text, text
     assert "Opex › Warranty [months] has no effect on them" in text, text
     assert "opex.warranty_months" not in text
+
+
+def test_the_starting_rows_follow_the_scenario_until_edited():
+    """Switching the scenario kept the seed's starting rows: gpt-oss-120b-b200 (11,232
+    tokens/s per GPU) drew its throughput from triangular(3894.16, 4867.7, 6084.625)."""
+    import pandas as pd
+
+    from econ.scenario import load_scenario
+    from econ.ui.pages.risk import default_distributions
+    from econ.ui.risk import numeric_paths
+    from tests.conftest import ROOT
+    from tests.test_app_review2 import open_app
+
+    at = open_app(page="risk")
+    at.sidebar.selectbox[0].set_value("gpt-oss-120b-b200").run()
+    other = load_scenario(ROOT / "models" / "scenarios" / "gpt-oss-120b-b200.toml")
+    table = at.session_state["econ.mc_table"]
+    assert table.equals(default_distributions(other, numeric_paths(other))), table
+    assert "triangular(8985.632, 11232.04, 14040.05)" in list(table["distribution"])
+    typed = pd.DataFrame([("utilization.share", "uniform(0.5, 0.6)")], columns=table.columns)
+    at.session_state["econ.mc_table"] = typed
+    at.run()
+    at.sidebar.selectbox[0].set_value("deepseek-r1-gb200-nvl72").run()
+    assert at.session_state["econ.mc_table"].equals(typed)  # what was typed is kept
