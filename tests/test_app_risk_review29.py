@@ -48,3 +48,10 @@ def test_the_starting_rows_follow_the_scenario_until_edited():
     at.run()
     at.sidebar.selectbox[0].set_value("deepseek-r1-gb200-nvl72").run()
     assert at.session_state["econ.mc_table"].equals(typed)  # what was typed is kept
+
+
+def test_a_whole_number_field_is_not_offered_a_file_the_app_refuses():
+    at = _run_table([("fleet.gpu_count", "uniform(100, 200.5)")])
+    text = " ".join(errors(at))
+    assert "Fleet › GPU count [GPUs] takes whole numbers; expected discrete(...) of whole" in text
+    assert "empirical" not in text, text

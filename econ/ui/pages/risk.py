@@ -660,11 +660,18 @@ FRACTION_HINT = (
 )
 
 
+EMPIRICAL_WHOLE = " or an empirical column of whole numbers"
+"""What econ.analysis.montecarlo offers a whole-number field besides discrete(...), which the
+app refuses (it reads no file on the server)."""
+
+
 def mc_words(paths) -> Callable[[str], str]:
     """A Monte Carlo message in the page's words: the inputs by the table's labels (not their
     dotted paths), and for a percent field a reminder that its distribution is a fraction."""
 
     def words(text: str) -> str:
+        # the app reads no file (FILE_REFUSED): not offered as a way out
+        text = text.replace(EMPIRICAL_WHOLE, "")
         hints = []
         for path in sorted(paths, key=len, reverse=True):
             label = stored_path_label(path)
