@@ -379,14 +379,15 @@ def montecarlo_section(current, paths: list[str], money: str, hold: bool) -> Non
         width="stretch",
         column_config={
             # Distributions are typed in stored units (a share as 0.6, not 60 %): so is the label.
+            # Neither column is `required`: the browser leaves out an added row with a required
+            # cell empty, so the run went ahead without it; sent, _mc_table_problems names it.
             "path": st.column_config.SelectboxColumn(
-                "Input", options=paths, required=True, format_func=stored_path_label
+                "Input", options=paths, format_func=stored_path_label
             ),
             "distribution": st.column_config.TextColumn(
                 "Distribution",
                 help="uniform(LOW, HIGH), triangular(LOW, MODE, HIGH), pert(LOW, MODE, HIGH), "
                 "normal(MEAN, SD[, low=L][, high=H]), lognormal(MU, SIGMA), discrete(V1:P1, ...)",
-                required=True,
             ),
         },
         key=f"econ.mc_editor.{digest}",
