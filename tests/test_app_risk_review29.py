@@ -71,3 +71,10 @@ def test_an_incomplete_row_reaches_the_page_to_be_named():
     grid = next(d for d in at.dataframe if '"path"' in d.proto.columns)
     columns = json.loads(grid.proto.columns)
     assert not columns["path"].get("required") and not columns["distribution"].get("required")
+
+
+def test_a_share_typed_in_percent_signs_is_told_to_be_a_fraction():
+    at = _run_table([("utilization.share", "uniform(55%, 80%)")])
+    text = " ".join(errors(at))
+    assert "low = '55%'; expected a number" in text, text
+    assert "Utilization › Share [fraction] is typed in the distribution as a fraction" in text

@@ -679,7 +679,8 @@ def mc_words(paths) -> Callable[[str], str]:
             text, found = re.subn(rf"(?<![\w.]){re.escape(path)}(?![\w.])", label, text)
             f = find(path)
             out_of_bounds = re.search(r"(≤|<=|at most) ?1(\.0)?\b", text)
-            if found and out_of_bounds and f is not None and f.scale != 1:
+            typed_percent = re.search(r"\d%", text)  # uniform(55%, 80%): "'55%'; expected a number"
+            if found and (out_of_bounds or typed_percent) and f is not None and f.scale != 1:
                 hints.append(FRACTION_HINT.format(label=label))
         return text + "".join(f". {hint}" for hint in hints)
 
