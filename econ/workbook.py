@@ -2240,6 +2240,25 @@ SPECS: tuple[Spec, ...] = (
         "(payback_months interpolates within the first)",
         unit=FLAG_UNIT,
     ),
+    # Last on Debt, so its other columns keep their letters: without it a construction period's
+    # capitalized interest (interest_usd 0) and deferred interest left the balance unexplained.
+    Spec(
+        "Debt",
+        "interest_added_usd",
+        _candidates(
+            (
+                when(
+                    lambda info: not _attr(info.scenario, "financing.tranches", ()),
+                    mcol("capitalized_interest_usd")
+                    + mcol("interest_usd")
+                    - mcol("cash_interest_usd"),
+                ),
+            )
+        ),
+        label="interest added to the loan's balance, not paid: capitalized_interest_usd "
+        "(construction) + interest_usd - cash_interest_usd (deferred); debt_balance_usd = the "
+        "month before's + draws_usd + this - principal_usd",
+    ),
 )
 
 DERIVED: tuple[tuple[str, Expr, str, str], ...] = (
@@ -3039,6 +3058,8 @@ def _resolve(projection: Projection, k: int, scenario: Scenario | None) -> _Reso
         result.notes.append(("all lines", "values: the scenario was not given to the writer"))
     else:
         _resolve_derived(result, env)
+        # engine lines no Spec writes are values (below), which formulas may read
+        env.columns.update({(M, n): v for n, v in lines.items() if (M, n) not in _SPECS_BY_KEY})
         _resolve_columns(result, env, _Info(scenario, lines, env, result.modes))
     for name, values in lines.items():  # engine lines without a formula, e.g. added later
         if (M, name) not in result.modes:
@@ -3237,6 +3258,9 @@ def _recalculate(result: _Resolved, changes: Mapping[str, Any]) -> dict[str, Any
     for sheet in ROW_SHEETS:
         env.columns[(sheet, "month")] = base[(sheet, "month")]
     env.columns[("Annual", "tax_year")] = base[("Annual", "tax_year")]
+    for key, mode in result.modes.items():  # (engine lines no Spec writes too, which formulas read)
+        if mode == "values":
+            env.columns[key] = result.values[key]
     for spec in SPECS:
         key = (spec.sheet, spec.name)
         if result.modes.get(key) == "formula":
@@ -3245,11 +3269,6 @@ def _recalculate(result: _Resolved, changes: Mapping[str, Any]) -> dict[str, Any
             with np.errstate(all="ignore"):
                 value = np.asarray(result.formulas[key].evaluate(env), dtype=float)
             env.columns[key] = np.broadcast_to(value, shape)
-        elif result.modes.get(key) == "values":
-            env.columns[key] = result.values[key]
-    for key, mode in result.modes.items():
-        if mode == "values" and key not in env.columns:
-            env.columns[key] = result.values[key]
     out = {}
     for name, (mode, shown, expr) in result.summary.items():
         if mode == "formula":

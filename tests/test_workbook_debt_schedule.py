@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import shutil
 
 import numpy as np
 import pytest
@@ -14,6 +15,7 @@ from econ.engine import DEBT_SCHEDULE, debt_schedule_table
 from econ.workbook import workbook_bytes
 from tests.conftest import ROOT
 from tests.test_debt_schedule import stepped_ddtl
+from tests.test_workbook import recalculate
 
 T0 = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
 NAMES = ("deepseek-r1-gb200-nvl72", "deepseek-r1-gb200-nvl72-capital-stack")
@@ -74,3 +76,72 @@ def test_the_monthly_sheet_shows_commitment_fees_and_keeps_its_column_letters():
     assert projection.lines["commitment_fee_usd"][1, 1] > 0  # a fee the sheet shows
     notes = [r for r in book["Notes"].iter_rows(values_only=True) if r[:1] == ("values",)]
     assert any(r[1:3] == ("stepped-ddtl", "commitment_fee_usd") for r in notes)
+
+
+CONSTRUCTION = {
+    "fleet.service_start_month": 4,
+    "capex.payments": [{"month": 0, "share": 0.3}, {"month": 2, "share": 0.7}],
+    "financing.size_to_min_dscr": None,
+    "financing.max_ltv": None,
+    "financing.repayment": "level_payment",
+}
+"""The seed built over a construction period: its loan's interest capitalized in months 1-3."""
+
+
+def _debt_roll(path) -> tuple[np.ndarray, np.ndarray]:
+    """The Debt sheet's opening balance + draws + interest added - principal - closing balance
+    each month, and its interest added, from the cells' results."""
+    sheet = load_workbook(path, data_only=True)["Debt"]
+    rows = list(sheet.iter_rows(values_only=True))
+    names = ("draws_usd", "interest_added_usd", "principal_usd", "debt_balance_usd")
+    column = {n: np.array([r[rows[0].index(n)] for r in rows[1:]], dtype=float) for n in names}
+    closing = column["debt_balance_usd"]
+    opening = np.r_[0.0, closing[:-1]]
+    added = column["interest_added_usd"]
+    return opening + column["draws_usd"] + added - column["principal_usd"] - closing, added
+
+
+def test_the_debt_sheet_rolls_its_balance_over_capitalized_and_deferred_interest(tmp_path):
+    """A construction period's interest is capitalized (interest_usd 0 in months 1-3) and a
+    sculpted loan's unpaid interest deferred (the 10 MW hall's month 1, 675,578 USD), both added
+    to the balance: before, no Debt column showed them, so the sheet's balance rose by 35,653 USD
+    and 675,578 USD that a lender could not find on it. Debt!interest_added_usd shows them, last
+    on the sheet so its other columns keep their letters, and each month's balance is the one
+    before + draws + interest added - principal, to the cent, as written and as LibreOffice
+    recalculates it."""
+    scenarios = {
+        "construction": load_scenario(
+            ROOT / "models" / "scenarios" / f"{NAMES[0]}.toml", CONSTRUCTION
+        ),
+        "hall": load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"),
+    }
+    added_in_all = {"construction": 35_653.14, "hall": 675_578.41}
+    files = []
+    for name, scenario in scenarios.items():
+        projection = project([scenario])
+        path = tmp_path / f"{name}.xlsx"
+        path.write_bytes(workbook_bytes(projection, [scenario], created=T0))
+        files.append(path)
+        header = [c.value for c in load_workbook(path)["Debt"][1]]
+        assert header[-1] == "interest_added_usd"
+        residual, added = _debt_roll(path)
+        assert np.abs(residual).max() < 0.005, name
+        assert added.sum() == pytest.approx(added_in_all[name], abs=0.01)
+        monthly = projection.monthly.loc[scenario.name]
+        assert added.sum() == pytest.approx(
+            (
+                monthly["capitalized_interest_usd"]
+                + monthly["interest_usd"]
+                - monthly["cash_interest_usd"]
+            ).sum(),
+            abs=1e-6,
+        )
+    if shutil.which("soffice") is None:
+        pytest.skip("LibreOffice (soffice) is not installed; `make test` installs it")
+    out = tmp_path / "recalculated"
+    out.mkdir()
+    recalculate(files, out)
+    for path in files:
+        residual, added = _debt_roll(out / path.name)
+        assert np.abs(residual).max() < 0.005, path.name
+        assert added.sum() == pytest.approx(added_in_all[path.stem], abs=0.01)
