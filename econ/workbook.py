@@ -4980,6 +4980,7 @@ def _write_notes(
     ws.freeze_panes = "A2"
     rows: list[tuple[str, str, str, Any]] = [
         ("provenance", "", "econ_version", stamp.econ_version),
+        ("provenance", "", "econ_code", stamp.econ_code or ""),
         ("provenance", "", CREATED_FIELD, stamp.created_utc),
         ("provenance", "", "seed", "" if stamp.seed is None else str(stamp.seed)),
     ]

@@ -19,6 +19,7 @@ from econ import catalog, provenance
 from econ.export import write_outputs
 from econ.provenance import CREATED_FIELD, ProvenanceError
 from econ.scenario import loads
+from econ.sources import code_fingerprint
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -303,8 +304,6 @@ def test_outputs_name_the_code_that_made_them(tmp_path: Path, monkeypatch):
     """econ_version is 0.1.0 at every commit, so a JSON or Parquet file could not say which code
     made it (a batch run's metadata and the library's results could): the stamp carries the
     code's fingerprint, and null where the code that ran is unknown."""
-    from econ.sources import code_fingerprint
-
     code = code_fingerprint()
     assert code and code.startswith(f"{econ.__version__}+")
     targets = _export(tmp_path / "a", T1)
@@ -333,5 +332,8 @@ def test_workbook_notes_hold_the_stamp(tmp_path: Path):
     assert rows[("provenance", "scenario_sha256")] == provenance.scenario_sha256(scenario)
     assert rows[("provenance", CREATED_FIELD)] == "2026-04-01T12:00:00Z"
     assert rows[("provenance", "econ_version")] == econ.__version__
+    # the code that wrote it, as in the document properties (before, those alone had it)
+    assert rows[("provenance", "econ_code")] == code_fingerprint()
+    assert rows[("provenance", "econ_code")].startswith(f"{econ.__version__}+")
     frame = pd.read_excel(io.BytesIO(targets["xlsx"].read_bytes()), sheet_name="Notes")
     assert "catalog scenarios" in set(frame["item"])
