@@ -71,6 +71,25 @@ def test_warnings_joined_as_before_verify_and_edited_ones_fail(book, tmp_path, c
     assert "warnings differ" in out
 
 
+def test_a_workbook_written_by_other_code_verifies_on_its_figures(book, tmp_path, capsys):
+    """Notes names the code that wrote the workbook (econ_code); another commit's workbook whose
+    figures reproduce verifies: the row is not compared with the code that checks it."""
+    from econ.sources import code_fingerprint
+
+    code = code_fingerprint().encode()
+    other = code.split(b"+")[0] + b"+" + b"0" * (len(code) - len(code.split(b"+")[0]) - 1)
+    edited, hits = tmp_path / "other-code.xlsx", []
+
+    def edit(name, data):
+        hits.extend([name] * data.count(b">" + code + b"<"))
+        return data.replace(b">" + code + b"<", b">" + other + b"<")
+
+    _rewrite(book, edited, edit)
+    assert hits == ["docProps/custom.xml", _sheet_part(book, "Notes")]  # property and row
+    verdict, out = _verify(capsys, edited)
+    assert verdict == 0, out
+
+
 def test_workbook_of_the_old_summary_layout_exits_3(book, tmp_path, capsys):
     # A Summary sheet without the key column (the older layout: one wide row per scenario).
     edited = tmp_path / "wide.xlsx"

@@ -688,9 +688,10 @@ def _compare_rebuilt(
 TEXT_SHEETS = ("Summary", "Charts", "Assumptions", "Notes")
 """Sheets whose text cells are compared one by one with the workbook econ writes again: the
 labels, units and keys a figure is read by, the sources and notes beside it."""
-_STAMPED_ITEMS = ("econ_version", "scenario_sha256")
+_STAMPED_ITEMS = ("econ_version", "econ_code", "scenario_sha256")
 """Notes items whose text is compared with this econ's stamp (above), not with the rebuilt
-workbook's (with `catalog ...`)."""
+workbook's (with `catalog ...`); econ_code with neither: the code that wrote a workbook need not
+be the code that verifies it, whose figures are what is checked."""
 TEXT_DIFFERENCES_SHOWN = 20
 """Cells of one sheet whose text differs listed one by one; the rest are counted."""
 _UNSOURCED = {"default", "no source"}
