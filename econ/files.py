@@ -163,6 +163,9 @@ def check_targets(
     ends the refusal of an existing file. `stale`: files of another output of this name that
     the write removes (`write_files`), refused as existing files are unless `overwrite`.
     """
+    paths = list(paths)
+    if any(not os.fspath(p) for p in paths):  # pathlib reads "" as the current folder
+        raise WriteError("'': an empty path; expected a file path")
     paths = [Path(p) for p in paths]
     existing = []
     for path in paths:

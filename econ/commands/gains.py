@@ -122,7 +122,7 @@ def run(args: argparse.Namespace) -> int:
         text = csv_text(result_frame(result))
     else:
         text = format_table(result)
-    if args.out:
+    if args.out is not None:  # an empty path is refused, not read as "no --out"
         atomic_write(args.out, text if text.endswith("\n") else text + "\n", args.force)
         print(f"wrote {args.out}", file=sys.stderr)
     else:

@@ -406,7 +406,9 @@ def cmd_import(args) -> int:
     points = read_index(args.file)
     rows = _summaries(points)
     written = None
-    if args.out:  # written first: "ok" is said only of an import that is saved where asked
+    # written first: "ok" is said only of an import that is saved where asked; an empty --out
+    # is refused there, not taken as no --out
+    if args.out is not None:
         written = atomic_write(
             args.out, index_csv(points).encode(), overwrite=args.force, advice=FORCE_ADVICE
         )

@@ -98,7 +98,7 @@ def _check_out(out: str, force: bool) -> Path:
 
     path = Path(out)
     if path.suffix.lower() not in SUFFIXES:
-        raise InputError(f"--out {out}: expected a file ending in .html or .pdf")
+        raise InputError(f"--out {out or repr(out)}: expected a file ending in .html or .pdf")
     return check_targets([path], overwrite=force)[0]
 
 

@@ -533,6 +533,15 @@ def login_name() -> str:
         return "unknown"
 
 
+def _folder_path(folder: str | os.PathLike, expected: str) -> Path:
+    """`folder` as a Path, or LibraryError for an empty one: pathlib reads "" as the current
+    folder, so an unset variable in a script (`econ library import "$DIR"`) would import or
+    export the working folder's files."""
+    if not os.fspath(folder):
+        raise LibraryError(f"'': an empty path; expected {expected} (write . for this one)")
+    return Path(folder)
+
+
 class Library:
     """A scenario library at a URL (see econ.library.resolve_url).
 
@@ -999,7 +1008,7 @@ class Library:
         removed again if the writing fails."""
         from econ.files import write_files
 
-        folder = Path(folder)
+        folder = _folder_path(folder, "a folder to export to")
         # the folder, or the first of its parents that is there, must be a folder
         there = next((p for p in (folder, *folder.parents) if os.path.lexists(p)), None)
         if there == folder and not folder.is_dir():
@@ -1071,7 +1080,7 @@ class Library:
         so that an update is refused, nothing imported, when NAME has a newer version than V
         (someone saved meanwhile). A changed file without the line is saved over whatever is
         newest, with a note (`notes`) when another author saved that version."""
-        folder = Path(folder)
+        folder = _folder_path(folder, "a folder of TOML scenario files")
         if not folder.is_dir():
             raise LibraryError(f"{folder}: not a folder; expected a folder of TOML scenario files")
         files = sorted(folder.glob("*.toml"))

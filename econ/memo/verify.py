@@ -1213,6 +1213,8 @@ def verify(file: str | os.PathLike) -> Report:
 
     The kind is read from the first bytes (a PDF's `%PDF-`, a zip package's `PK`), else from the
     suffix (.pdf, .xlsx), else HTML; a folder, a missing file and an empty one are said so."""
+    if not os.fspath(file):  # pathlib reads "" as the current folder
+        raise NotAMemoError(f"'': an empty path; {EXPECTED_FILE} file")
     path = Path(file)
     if path.is_dir():
         raise NotAMemoError(f"{path}: a folder; {EXPECTED_FILE} file")

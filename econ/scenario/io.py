@@ -561,6 +561,8 @@ def too_deep(value: Any, limit: int = MAX_NESTING) -> bool:
 
 def read_toml(path: str | os.PathLike) -> dict[str, Any]:
     """Read a TOML file into a dict, with ScenarioError for missing files and bad syntax."""
+    if not os.fspath(path):  # pathlib reads "" as the current folder: ".: is a directory"
+        raise ScenarioError("''", "", None, "an empty path; expected a TOML scenario file")
     if "\x00" in os.fspath(path):
         raise ScenarioError(
             os.fspath(path).replace("\x00", "\\0"),
