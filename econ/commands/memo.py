@@ -56,7 +56,8 @@ def register(subparsers) -> None:
     add_overrides(m, "override a field of the scenario itself (TOML value)")
     m.add_argument(
         "--montecarlo",
-        type=Number(int, what="a number of draws", ge=1),
+        # bounds left to parse_montecarlo (10 to MAX_DRAWS): one refusal, saying the real range
+        type=Number(int, what="a number of draws"),
         metavar="N",
         help="add P10/P50/P90 cases: percentiles of each figure over N Monte Carlo draws of the "
         "--dist distributions (instead of the default cases)",

@@ -1,5 +1,6 @@
-"""An empty path argument (an unset variable in a script: `econ project "$SCENARIO"`).
+"""Bad input at the command line, as a script meets it.
 
+An empty path argument (an unset variable in a script: `econ project "$SCENARIO"`):
 pathlib reads "" as the current folder: a scenario argument was refused as ".: is a directory",
 `econ verify ""` as ".: a folder", `econ library import ""` imported the working folder's
 *.toml files, and an empty --out of `econ gains` and `econ market import` was taken as no --out
@@ -112,3 +113,19 @@ def test_an_empty_memo_out_is_shown_quoted(tmp_path, monkeypatch, capsys):
     code, out, err = run(capsys, "memo", str(SEED), "--out", "")
     assert code == 3, err
     assert err == "error: --out '': expected a file ending in .html or .pdf\n"
+
+
+@pytest.mark.parametrize("n", ["0", "-5", "9"])
+def test_memo_montecarlo_below_ten_draws_is_refused_with_the_real_range(
+    n, tmp_path, monkeypatch, capsys
+):
+    """The option said "at least 1" for 0, and then "10 to 100000" for 1: a user fixing the
+    first refusal met the second."""
+    monkeypatch.chdir(tmp_path)
+    dist = "market.price_decline_annual=uniform(0.1,0.5)"
+    code, out, err = run(
+        capsys, "memo", str(SEED), "--out", "m.html", "--montecarlo", n, "--dist", dist
+    )
+    assert code == 3, err
+    assert err == f"error: --montecarlo {n}: expected a whole number of draws, 10 to 100000\n"
+    assert not (tmp_path / "m.html").exists()
