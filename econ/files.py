@@ -517,6 +517,8 @@ def _check_regular(
 
 def _open_regular(path: str | os.PathLike, limit: int, expected: str) -> int:
     """A descriptor of `path` open to read, checked by path and by descriptor (`read_regular`)."""
+    if not os.fspath(path):  # an unset variable in a script; os.stat("") says only ENOENT
+        raise ReadError("''", f"an empty path; expected {expected}")
     _check_regular(path, os.stat(path), limit, expected)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)

@@ -15,7 +15,7 @@ import pytest
 
 from econ import load_scenario
 from econ.cli import main
-from econ.files import WriteError, check_targets
+from econ.files import ReadError, WriteError, check_targets, read_regular
 from econ.library import LibraryError, open_library
 from econ.scenario.errors import ScenarioError
 from tests.conftest import ROOT
@@ -129,3 +129,14 @@ def test_memo_montecarlo_below_ten_draws_is_refused_with_the_real_range(
     assert code == 3, err
     assert err == f"error: --montecarlo {n}: expected a whole number of draws, 10 to 100000\n"
     assert not (tmp_path / "m.html").exists()
+
+
+def test_an_empty_input_file_is_named_not_left_blank(tmp_path, monkeypatch, capsys):
+    """`econ market import ""` said ": cannot read the rental index file (No such file or
+    directory)": the name left blank, as os.stat("") words it."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "market", "import", "")
+    assert code == 3, err
+    assert err == "error: '': an empty path; expected a rental index file\n"
+    with pytest.raises(ReadError, match="^'': an empty path; expected a table$"):
+        read_regular("", 100, "a table")
