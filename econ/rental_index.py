@@ -292,6 +292,8 @@ def _on_line(point: IndexPoint) -> str:
 
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[IndexPoint, ...]:
     """The shipped index (models/market/rental_index.csv), or another index file."""
+    if path is not None and not os.fspath(path):  # Path("") would read the folder "."
+        return read_index(path)  # which refuses it by name
     target = Path(path) if path is not None else catalog_path()
     return _cached(str(target), modified_stamp(target))
 

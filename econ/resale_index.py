@@ -207,6 +207,8 @@ def _point(name: str, line: int, cells: list[str]) -> ResalePoint:
 
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[ResalePoint, ...]:
     """The shipped resale index (models/market/resale_index.csv), or another index file."""
+    if path is not None and not os.fspath(path):  # Path("") would read the folder "."
+        return read_index(path)  # which refuses it by name
     target = Path(path) if path is not None else catalog_path()
     return _cached(str(target), modified_stamp(target))
 

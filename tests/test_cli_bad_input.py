@@ -140,3 +140,24 @@ def test_an_empty_input_file_is_named_not_left_blank(tmp_path, monkeypatch, caps
     assert err == "error: '': an empty path; expected a rental index file\n"
     with pytest.raises(ReadError, match="^'': an empty path; expected a table$"):
         read_regular("", 100, "a table")
+
+
+@pytest.mark.parametrize(
+    "argv, expected",
+    [
+        (["market", "list", "--index", ""], "a rental index file"),
+        (["market", "resale", "--index", ""], "a resale index file"),
+        (["sweep", str(SEED), "--overrides", ""], "a CSV or Parquet override table file"),
+        (["throughput", "import", ""], "a benchmark result file"),
+        (["throughput", "point", ""], "a benchmark result file"),
+    ],
+)
+def test_an_empty_input_path_is_not_read_as_the_current_folder(
+    argv, expected, tmp_path, monkeypatch, capsys
+):
+    """Each was refused as the folder ".": ".: cannot read the rental index file (Is a
+    directory)", ".: a folder; ...", ".: no measurement point (r<N>/point.yaml) found"."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, *argv)
+    assert code == 3, err
+    assert err == f"error: '': an empty path; expected {expected}\n"

@@ -317,6 +317,8 @@ TABLE_EXPECTED = "a CSV or Parquet override table"
 
 def read_table(path: str | os.PathLike) -> pd.DataFrame:
     """An override table from CSV or Parquet (errors name the file)."""
+    if not os.fspath(path):  # Path("") is the current folder: ".: a folder"
+        raise BatchInputError(f"'': an empty path; expected {TABLE_EXPECTED} file")
     path = Path(path)
     if not path.is_file():
         found = (

@@ -223,7 +223,7 @@ def _read_as(path: str | os.PathLike, fmt: str) -> str:
         raise CurveError(f"unknown format {fmt!r}; expected 'auto' or one of: {', '.join(FORMATS)}")
     # a folder or a zip is how an Endpoints submission comes, so that format reads it as one
     if fmt in ("auto", "mlperf-endpoints", ENDPOINTS_SUBMISSION):
-        if Path(path).is_dir():
+        if os.fspath(path) and Path(path).is_dir():  # Path("") is the current folder
             return "folder"
         if Path(path).suffix.lower() == ".zip":
             return "zip"

@@ -173,8 +173,9 @@ def read_source(
 
     `within`: the folders an importer may open other files in beside this one (default:
     `result_reach(path)`, the reach of a file its user named)."""
-    path = Path(path)
+    # opened before Path(): Path("") is the current folder, and "" is refused by name
     raw = opened(path, MAX_SOURCE_BYTES if limit is None else limit, expected)
+    path = Path(path)
     if not raw or raw.isspace():  # (strip() would copy the whole file)
         raise CurveError(f"{path}: the file is empty; expected a benchmark result")
     try:
@@ -453,9 +454,7 @@ def _shown(value, width: int = 40) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def number(
-    value, *, allow_inf: bool = False, allow_nan: bool = True, field: str = ""
-) -> float:
+def number(value, *, allow_inf: bool = False, allow_nan: bool = True, field: str = "") -> float:
     """A JSON/text value as float. None and the MISSING_MARKERS are NaN (not measured).
 
     Anything else that is not a number raises NotANumberError naming `field`: booleans, lists,
