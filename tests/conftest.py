@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,22 @@ needs_shared_data = pytest.mark.skipif(
     not SHARED_DATA.is_dir(), reason=f"reference data folder {SHARED_DATA} is absent"
 )
 """Mark of a test that reads the real sample files of ../shared/data in place."""
+
+
+def econ_in_process(capsys, *args) -> subprocess.CompletedProcess:
+    """`econ ARGS...` run in this process through econ.cli.main (a subprocess per call costs
+    seconds): a CompletedProcess with the exit code, argparse's usage errors and --help as their
+    SystemExit code, and what the command printed after the call began."""
+    from econ.cli import main
+
+    capsys.readouterr()  # drop what earlier calls printed
+    words = [str(a) for a in args]
+    try:
+        code = main(words)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 2
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["econ", *words], code, out, err)
 
 
 @pytest.fixture(scope="session", autouse=True)

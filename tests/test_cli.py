@@ -7,6 +7,7 @@ check that they reach the same code with the same exit codes and no traceback.
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import subprocess
@@ -19,7 +20,7 @@ import pytest
 from econ.cli import main
 from econ.engine import MONTHLY_COLUMNS, SUMMARY_COLUMNS
 from econ.workbook import read_summary
-from tests.conftest import ROOT, SCENARIOS
+from tests.conftest import ROOT, SCENARIOS, econ_in_process
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 
@@ -32,18 +33,8 @@ def entry_point(*args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture
 def run(capsys):
-    """`econ ARGS...` in this process: a CompletedProcess-like result with the exit code."""
-
-    def call(*args: str) -> subprocess.CompletedProcess:
-        capsys.readouterr()  # drop what earlier calls printed
-        try:
-            code = main(list(args))
-        except SystemExit as exc:  # argparse's usage errors and --help
-            code = exc.code if isinstance(exc.code, int) else 2
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(["econ", *args], code, out, err)
-
-    return call
+    """`econ ARGS...` in this process (`tests.conftest.econ_in_process`)."""
+    return functools.partial(econ_in_process, capsys)
 
 
 def test_console_script_and_module_agree():

@@ -14,24 +14,18 @@ import shutil
 import pytest
 
 from econ import load_scenario
-from econ.cli import main
 from econ.files import ReadError, WriteError, check_targets, read_regular
 from econ.library import LibraryError, open_library
 from econ.scenario.errors import ScenarioError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, econ_in_process
 
 SEED = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
 INDEX = ROOT / "models" / "market" / "rental_index.csv"
 
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        code = main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    out, err = capsys.readouterr()
-    return code, out, err
+    done = econ_in_process(capsys, *args)
+    return done.returncode, done.stdout, done.stderr
 
 
 @pytest.mark.parametrize(

@@ -7,18 +7,18 @@ from __future__ import annotations
 import argparse
 import csv
 import errno
+import functools
 import io
 import json
 import re
 import socket
-import subprocess
 
 import numpy as np
 import pytest
 
 from econ import cli, load_scenario, project
 from econ.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, econ_in_process
 
 SCENARIOS = ROOT / "models" / "scenarios"
 SEED = SCENARIOS / "deepseek-r1-gb200-nvl72.toml"
@@ -28,18 +28,8 @@ DOCS = ROOT / "docs"
 
 @pytest.fixture
 def run(capsys):
-    """`econ ARGS...` in this process: a CompletedProcess-like result with the exit code."""
-
-    def call(*args: str) -> subprocess.CompletedProcess:
-        capsys.readouterr()
-        try:
-            code = main(list(args))
-        except SystemExit as exc:  # argparse's usage errors
-            code = exc.code if isinstance(exc.code, int) else 2
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(["econ", *args], code, out, err)
-
-    return call
+    """`econ ARGS...` in this process (`tests.conftest.econ_in_process`)."""
+    return functools.partial(econ_in_process, capsys)
 
 
 def page(name: str) -> str:

@@ -20,8 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from econ.cli import main
-from tests.conftest import ROOT
+from tests.conftest import ROOT, econ_in_process
 
 SHELL_OPERATOR = re.compile(r"[|&;<>()]+")
 
@@ -74,13 +73,8 @@ def run_line(line: str, capsys) -> tuple[int, str]:
     args = []
     for word in words[1:]:  # the shell's glob expansion
         args.extend(sorted(glob.glob(word)) if any(c in word for c in "*?[") else [word])
-    capsys.readouterr()
-    try:
-        code = main(args)
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 2
-    out, err = capsys.readouterr()
-    return code, out + err
+    done = econ_in_process(capsys, *args)
+    return done.returncode, done.stdout + done.stderr
 
 
 def test_every_readme_example_works_when_pasted(reader_folder, capsys):

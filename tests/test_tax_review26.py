@@ -11,9 +11,8 @@ import pytest
 
 from econ import depreciation as dep
 from econ import load_scenario, project
-from econ.cli import main
 from econ.errors import InputError
-from tests.conftest import ROOT
+from tests.conftest import ROOT, econ_in_process
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 MACRS = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-macrs.toml"
@@ -28,16 +27,12 @@ Q4 = "IRC §168(d)(3) requires the mid-quarter convention"
 
 @pytest.fixture
 def run(capsys):
-    """`econ ARGS...` in this process: (exit code, stdout, stderr)."""
+    """`econ ARGS...` in this process (`tests.conftest.econ_in_process`): (exit code, stdout,
+    stderr)."""
 
     def call(*args: str):
-        capsys.readouterr()
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 2
-        out, err = capsys.readouterr()
-        return code, out, err
+        done = econ_in_process(capsys, *args)
+        return done.returncode, done.stdout, done.stderr
 
     return call
 

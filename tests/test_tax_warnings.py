@@ -12,8 +12,8 @@ import pytest
 
 from econ import load_scenario, project
 from econ.batch import ScenarioBatch
-from econ.cli import main
 from econ.scenario.io import dumps
+from tests.conftest import econ_in_process
 
 ROOT = Path(__file__).resolve().parents[1]
 SCENARIOS = sorted((ROOT / "models" / "scenarios").glob("*.toml"))
@@ -25,16 +25,12 @@ BONUS = ["depreciation.tax.bonus_share=1.0", 'depreciation.tax.convention="mid-q
 
 @pytest.fixture
 def run(capsys):
-    """`econ ARGS...` in this process: (exit code, stdout, stderr)."""
+    """`econ ARGS...` in this process (`tests.conftest.econ_in_process`): (exit code, stdout,
+    stderr)."""
 
     def call(*args: str):
-        capsys.readouterr()
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 2
-        out, err = capsys.readouterr()
-        return code, out, err
+        done = econ_in_process(capsys, *args)
+        return done.returncode, done.stdout, done.stderr
 
     return call
 

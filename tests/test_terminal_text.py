@@ -11,15 +11,14 @@ that the output holds the escaped form, never the character; then the path rule 
 
 from __future__ import annotations
 
+import functools
 import json
-import subprocess
 import unicodedata
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from econ.cli import main
 from econ.text import (
     BIDI_CONTROLS,
     TERMINAL_CONTROLS,
@@ -28,7 +27,7 @@ from econ.text import (
     listed,
     printable,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, econ_in_process
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
 CURVE = ROOT / "tests" / "data" / "throughput" / "generic_curve_hand_example.csv"
@@ -39,18 +38,8 @@ RAW = ("\x1b", "\r", "\x07", "\x9b", "\u202e")
 
 @pytest.fixture
 def run(capsys):
-    """`econ ARGS...` in this process: a CompletedProcess-like result with the exit code."""
-
-    def call(*args: str) -> subprocess.CompletedProcess:
-        capsys.readouterr()
-        try:
-            code = main([str(a) for a in args])
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 2
-        out, err = capsys.readouterr()
-        return subprocess.CompletedProcess(["econ", *args], code, out, err)
-
-    return call
+    """`econ ARGS...` in this process (`tests.conftest.econ_in_process`)."""
+    return functools.partial(econ_in_process, capsys)
 
 
 @pytest.fixture
