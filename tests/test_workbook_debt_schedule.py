@@ -14,6 +14,7 @@ from econ import load_scenario, project
 from econ.engine import DEBT_SCHEDULE, debt_schedule_table
 from econ.workbook import workbook_bytes
 from tests.conftest import ROOT
+from tests.test_construction_keys import BUILD
 from tests.test_debt_schedule import stepped_ddtl
 from tests.test_workbook import recalculate
 
@@ -78,16 +79,6 @@ def test_the_monthly_sheet_shows_commitment_fees_and_keeps_its_column_letters():
     assert any(r[1:3] == ("stepped-ddtl", "commitment_fee_usd") for r in notes)
 
 
-CONSTRUCTION = {
-    "fleet.service_start_month": 4,
-    "capex.payments": [{"month": 0, "share": 0.3}, {"month": 2, "share": 0.7}],
-    "financing.size_to_min_dscr": None,
-    "financing.max_ltv": None,
-    "financing.repayment": "level_payment",
-}
-"""The seed built over a construction period: its loan's interest capitalized in months 1-3."""
-
-
 def _debt_roll(path) -> tuple[np.ndarray, np.ndarray]:
     """The Debt sheet's opening balance + draws + interest added - principal - closing balance
     each month, and its interest added, from the cells' results."""
@@ -111,7 +102,8 @@ def test_the_debt_sheet_rolls_its_balance_over_capitalized_and_deferred_interest
     recalculates it."""
     scenarios = {
         "construction": load_scenario(
-            ROOT / "models" / "scenarios" / f"{NAMES[0]}.toml", CONSTRUCTION
+            ROOT / "models" / "scenarios" / f"{NAMES[0]}.toml",
+            BUILD,  # (service from month 4)
         ),
         "hall": load_scenario(ROOT / "models" / "scenarios" / "hall-10mw-gb300-nvl72-liquid.toml"),
     }
