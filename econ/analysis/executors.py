@@ -17,7 +17,6 @@ with WorkerCodeError, the finished chunks kept alike.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import contextlib
 import importlib
 import logging
@@ -29,7 +28,6 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from econ.errors import InputError
@@ -125,59 +123,40 @@ class SerialExecutor(Executor):
 
 class ProcessExecutor(Executor):
     """Runs tasks in `workers` local processes (forkserver start method where available, so
-    threads of the calling process are never forked)."""
+    threads of the calling process are never forked), each with a pipe of its own
+    (`econ.analysis.workers`): a worker that ends at any point of a task ends the run with
+    WorkerLostError at once, never a hang."""
 
     name = "process"
 
     def __init__(self, workers: int | None = None):
+        from econ.analysis.workers import WorkerPool
+
         self.workers = _workers(workers)
         methods = multiprocessing.get_all_start_methods()
         method = "forkserver" if "forkserver" in methods else "spawn"
-        self._pool = cf.ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=multiprocessing.get_context(method),
+        self._pool = WorkerPool(
+            self.workers,
+            multiprocessing.get_context(method),
             initializer=_watch_parent,
             initargs=(os.getpid(), _start_time(os.getpid())),
         )
 
     def map_unordered(self, func, tasks):
+        from econ.analysis.workers import WorkerDied
+
         self.check_open()
-        limit = self.workers * IN_FLIGHT_PER_WORKER
-        pending: set[cf.Future] = set()
-        # Submitted and not yet handed back: a broken pool fails them all at once, so `pending`
-        # (not finished) is empty by then and counted none.
-        outstanding: set[cf.Future] = set()
-        iterator = iter(tasks)
-
-        def finished(done):
-            for future in done:
-                result = future.result()
-                outstanding.discard(future)
-                yield result
-
         try:
-            for task in iterator:
-                future = self._pool.submit(func, task)
-                pending.add(future)
-                outstanding.add(future)
-                if len(pending) >= limit:
-                    done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                    yield from finished(done)
-            while pending:
-                done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
-                yield from finished(done)
-        except BrokenProcessPool:
+            yield from self._pool.map_unordered(func, tasks)
+        except WorkerDied as died:
             raise WorkerLostError(
                 f"a worker process of the process engine ended in the middle of the run "
-                f"({_in_flight(len(outstanding))}); it was killed or ran out of memory"
+                f"({_in_flight(died.in_flight)}); it was killed or ran out of memory"
             ) from None
-        finally:
-            for future in pending:
-                future.cancel()
 
     def close(self):
         super().close()
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        self._pool.close()
 
 
 def _in_flight(count: int) -> str:

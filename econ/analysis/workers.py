@@ -1,0 +1,176 @@
+"""Local worker processes of the process engine, each with a pipe of its own.
+
+`concurrent.futures.ProcessPoolExecutor` shares one result pipe among its workers. A worker
+killed while it writes a result there (SIGKILL, the kernel's OOM killer) leaves half a message
+in the pipe; the pool's manager thread waits for the rest of it forever, so the run, its shutdown
+and even the interpreter's exit (which joins that thread) hang. Here each worker has a pipe that
+no other process writes to, and is handed one task at a time: a worker that ends at any point
+closes its pipe, the parent reads end of file at once, and the run ends with WorkerDied naming
+the tasks in flight. A task's exception comes back raised in the parent, with the worker's
+traceback as its `__cause__`, as the standard pool does.
+"""
+
+from __future__ import annotations
+
+import signal
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing.connection import wait
+from typing import Any
+
+STOP_WAIT_S = 5.0
+"""How long close() lets idle workers end by themselves before it kills them [s]."""
+
+
+class WorkerDied(Exception):
+    """A worker process ended with tasks in flight (`in_flight`, its own included)."""
+
+    def __init__(self, in_flight: int):
+        super().__init__(f"a worker process ended with {in_flight} task(s) in flight")
+        self.in_flight = in_flight
+
+
+class RemoteTraceback(Exception):
+    """The traceback of a task's exception in its worker (that exception's `__cause__`)."""
+
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+    def __str__(self) -> str:
+        return f'\n"""\n{self.text}"""'
+
+
+def _serve(conn, initializer: Callable | None, initargs: tuple) -> None:
+    """A worker's loop: receive (func, task), send back (True, result) or (False, (exception,
+    traceback text)); end at None or when the parent's end of the pipe is closed."""
+    # Ctrl-C reaches every process of the terminal's group; the parent answers it and ends the
+    # workers, which would otherwise each print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if initializer is not None:
+        initializer(*initargs)
+    while True:
+        try:
+            message = conn.recv()
+        except EOFError:
+            return
+        if message is None:
+            return
+        func, task = message
+        try:
+            reply = (True, func(task))
+        except BaseException as exc:  # noqa: BLE001 - every exception goes back to the caller
+            reply = (False, (exc, traceback.format_exc()))
+        try:
+            conn.send(reply)  # pickled whole before a byte is written
+        except Exception as exc:  # noqa: BLE001 - a result that cannot be pickled
+            what = "result" if reply[0] else "exception"
+            error = TypeError(f"the task's {what} cannot be sent back to the parent: {exc}")
+            conn.send((False, (error, traceback.format_exc())))
+
+
+class WorkerPool:
+    """`workers` processes of multiprocessing context `context`, started at the first map."""
+
+    def __init__(self, workers: int, context, initializer=None, initargs: tuple = ()):
+        self.size = workers
+        self._context = context
+        self._initializer = initializer
+        self._initargs = initargs
+        self._workers: list = []  # [(process, the parent's end of its pipe)]
+
+    def _start(self) -> None:
+        while len(self._workers) < self.size:
+            mine, theirs = self._context.Pipe()
+            process = self._context.Process(
+                target=_serve,
+                args=(theirs, self._initializer, self._initargs),
+                name=f"econ-worker-{len(self._workers) + 1}",
+                daemon=True,  # ended by multiprocessing at exit, should close() not be reached
+            )
+            process.start()
+            theirs.close()  # the worker holds the only other end: its death is end of file here
+            self._workers.append((process, mine))
+
+    def map_unordered(self, func: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
+        """`func(task)` for every task, as they finish; WorkerDied when a worker ends. Workers
+        left with a task when the map stops early (an exception, the caller's, or a generator
+        closed) are killed, so the next map starts with fresh ones and no stale reply."""
+        self._start()
+        idle = list(self._workers)
+        busy: dict = {}  # the parent's end of a busy worker's pipe -> (process, that end)
+        iterator = iter(tasks)
+        more = True
+
+        def hand_out() -> None:
+            nonlocal more
+            while more and idle:
+                try:
+                    task = next(iterator)
+                except StopIteration:
+                    more = False
+                    return
+                worker = idle.pop()
+                busy[worker[1]] = worker
+                try:
+                    worker[1].send((func, task))
+                except OSError:  # the worker has ended: its end of the pipe is closed
+                    raise WorkerDied(len(busy)) from None
+
+        try:
+            while True:
+                hand_out()
+                if not busy:
+                    return
+                replies = []
+                # A worker's pipe is ready when it sent a reply or ended (end of file).
+                for conn in wait(list(busy)):
+                    try:
+                        replies.append(conn.recv())
+                    except (EOFError, OSError):
+                        raise WorkerDied(len(busy)) from None
+                    idle.append(busy.pop(conn))
+                for ok, value in replies:
+                    if not ok:
+                        exc, text = value
+                        exc.__cause__ = RemoteTraceback(text)
+                        raise exc
+                hand_out()  # the workers compute while the caller takes the results
+                for _, result in replies:
+                    yield result
+        finally:
+            if busy:
+                self._discard(list(busy.values()))
+
+    def _discard(self, workers: list) -> None:
+        for worker in workers:
+            self._workers.remove(worker)
+        _end(workers, kill=True)
+
+    def close(self, *, kill: bool = False) -> None:
+        """End the workers: asked to stop and given STOP_WAIT_S, then killed (at once with
+        `kill`)."""
+        workers, self._workers = self._workers, []
+        _end(workers, kill=kill)
+
+
+def _end(workers: list, *, kill: bool) -> None:
+    """End (process, pipe end) workers: idle ones are asked to stop and given STOP_WAIT_S to
+    end by themselves (all killed at once with `kill`); any still running are killed."""
+    if not kill:
+        for _, conn in workers:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+        deadline = time.monotonic() + STOP_WAIT_S
+        running = [process.sentinel for process, _ in workers]
+        while running and (left := deadline - time.monotonic()) > 0:
+            ended = wait(running, timeout=left)
+            running = [sentinel for sentinel in running if sentinel not in ended]
+    for process, conn in workers:
+        if process.is_alive():
+            process.kill()
+        process.join()
+        conn.close()
