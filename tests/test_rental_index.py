@@ -23,6 +23,7 @@ from econ.batch import ScenarioBatch
 from econ.cli import main
 from econ.engine import project
 from econ.errors import InputError
+from econ.price_paths import scenario_price_paths
 from econ.scenario import ScenarioError, load_scenario
 from tests.conftest import ROOT
 
@@ -925,6 +926,42 @@ def test_series_with_one_point_needs_a_decline_and_uses_it(capsys):
     gpus = monthly["gpus_in_service"].to_numpy()
     month1 = monthly["contract_revenue_usd"].to_numpy()[1] / (gpus[1] * 730.0)
     assert month1 == pytest.approx(expected, rel=1e-9)
+
+
+GPU_HOURS_FROM_SERIES = [
+    'market.spot_sells="gpu_hours"',
+    'market.rental_series="CCIR/CRI-T1IF"',  # H200 on-demand: fitted decline 61% a year
+]
+
+
+def test_a_floor_the_price_would_fall_below_unheeded_is_refused():
+    """A floor given beside a series' fitted decay, or beside a rental table, set no price: the
+    CCIR tier-1 H200 series with a floor of 1.22 (the H200 hyperscaler TCO) fell to 0.66
+    USD/GPU-hour by month 36 and 0.10 by month 60, and a table with a 50% decline and a floor
+    of 2.2 held its last 2.0, both read with no word."""
+    with pytest.raises(ScenarioError, match="rental_decline_annual is 0") as info:
+        load_scenario(BASE, [*GPU_HOURS_FROM_SERIES, "market.rental_floor_usd_per_gpu_hour=1.22"])
+    assert "rental_floor_usd_per_gpu_hour 1.22" in str(info.value)
+    floored = load_scenario(
+        BASE,
+        [
+            *GPU_HOURS_FROM_SERIES,
+            "market.rental_floor_usd_per_gpu_hour=1.22",
+            "market.rental_decline_annual=0.5",
+        ],
+    )
+    rental = scenario_price_paths(floored)["market_rental_usd_per_gpu_hour"]
+    assert 1.22 < rental.min() < 2.0  # falls towards the floor given, never below it
+    table = ["market.rental_table=[{month = 1, price_usd_per_gpu_hour = 2.5}, "
+             "{month = 13, price_usd_per_gpu_hour = 2.0}]"]  # fmt: skip
+    given = ["market.rental_decline_annual=0.5", "market.rental_floor_usd_per_gpu_hour=2.2"]
+    with pytest.raises(ScenarioError, match="rental_table is given together with") as info:
+        load_scenario(BASE, ['market.spot_sells="gpu_hours"', *table, *given])
+    assert "rental_decline_annual 0.5 and rental_floor_usd_per_gpu_hour 2.2" in str(info.value)
+    for one in given:
+        with pytest.raises(ScenarioError, match=one.split(".")[1].split("=")[0]):
+            load_scenario(BASE, ['market.spot_sells="gpu_hours"', *table, one])
+    load_scenario(BASE, ['market.spot_sells="gpu_hours"', *table])  # the table alone
 
 
 def test_scenario_refusals_name_the_field():

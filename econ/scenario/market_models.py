@@ -425,6 +425,31 @@ class Market(_Section):
             raise ValueError(
                 "rental_table is given together with rental_usd_per_gpu_hour; expected one of the two"
             )
+        # A decline or floor that sets no price would read as applied: a table or a fitted decay
+        # went below the floor given, with no word (docs/market.md).
+        if self.rental_table:
+            given = [
+                f"{name} {getattr(self, name)}"
+                for name in ("rental_decline_annual", "rental_floor_usd_per_gpu_hour")
+                if getattr(self, name) > 0
+            ]
+            if given:
+                raise ValueError(
+                    f"rental_table is given together with {' and '.join(given)}; the table sets "
+                    "every month's rental price (its last price held after it), expected the "
+                    "table alone, or a rental price with its decline and floor"
+                )
+        if (
+            self.rental_series is not None
+            and self.rental_floor_usd_per_gpu_hour > 0
+            and self.rental_decline_annual == 0
+        ):
+            raise ValueError(
+                f"rental_floor_usd_per_gpu_hour {self.rental_floor_usd_per_gpu_hour} is given with "
+                f"rental_series {self.rental_series} but rental_decline_annual is 0: the series' "
+                "fitted decay extends it and has no floor, so prices would fall below this one; "
+                "expected rental_decline_annual above 0 for the floor to apply, or no floor"
+            )
         if (
             self.rental_floor_usd_per_gpu_hour > self.rental_usd_per_gpu_hour
             and not self.rental_table
