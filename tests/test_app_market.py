@@ -248,6 +248,19 @@ def test_fitted_decays_carried_years_past_weeks_of_points_are_cautioned_once_per
     assert cautions and "CCIR/CRI-T1IF" in cautions[0] and "CCIR/CRI-T2IF" in cautions[0]
 
 
+def test_a_floor_without_a_decline_is_refused_not_ignored():
+    """A floor with the decline box empty (the fitted decay) was written to the scenario and did
+    nothing: CCIR's tier-1 H200 series fell to 0.10 USD/GPU-hour below a floor of 1.22."""
+    at = market_page(H200.stem, GPU_HOUR_EDITS)
+    widget(at.selectbox, "Series, GPU and term").set_value(("CCIR/CRI-T1IF", "H200", 0)).run()
+    widget(at.number_input, "Floor [USD/GPU-hour]").set_value(1.22).run()
+    (said,) = [e for e in errors(at) if "cannot price this scenario" in e]
+    assert "1.22" in said and "has no floor" in said and "“Rental decline [%/year]”" in said
+    assert not any(b.label == "Use this series" for b in at.button)
+    widget(at.number_input, "Decline beyond the last point [%/year]").set_value(20.0).run()
+    assert not errors(at), errors(at)
+
+
 def test_an_unset_decline_and_floor_show_empty_boxes_that_mean_none():
     at = market_page(H200.stem, GPU_HOUR_EDITS)
     decline = widget(at.number_input, "Decline beyond the last point [%/year]")
