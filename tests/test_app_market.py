@@ -516,3 +516,9 @@ def test_a_decline_above_99_percent_the_scenario_allows_is_shown_and_kept():
     (said,) = errors(at)
     assert "“Rental decline [%/year]” = 1.0" in said and "expected a yearly rate" in said, said
     assert not any(b.label == "Use this series" for b in at.button)
+
+
+def test_an_uploaded_file_of_one_point_is_one_point():
+    at = market_page()
+    upload(at, "quote.csv", (HEADER + "2026-01-01,Mine/Quotes,H100,12,2.40,desk quote\n").encode())
+    assert [s.value for s in at.success] == ["quote.csv: 1 point read and checked."]

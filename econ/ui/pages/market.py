@@ -200,8 +200,10 @@ def index_curves() -> dict:
         name, content = ss[UPLOADED]
         mine = compute.attempt(lambda: uploaded_points(name, content), "Rental index file") or ()
         if mine:
+            from econ.labels import counted
+
             st.success(
-                f"{literal(name)}: {len(mine):,} points read and checked.",
+                f"{literal(name)}: {counted(len(mine), 'point')} read and checked.",
                 icon=":material/check_circle:",
             )
             from econ.rental_index import price_warnings
