@@ -31,6 +31,10 @@ instances date from 2010), so a date outside is a typing error (2537 for 2025, 1
 DATE_EXPECTED = f"a date YYYY-MM-DD from {FIRST_DATE} to {LAST_DATE}"
 CELL_LIMIT = 40
 """Characters of a cell an error quotes (its repr; a longer one is cut, saying how long)."""
+POINT_WARNINGS_LIMIT = 3
+"""Points of a file warned of one by one for each reason (a price above the bound, a jump, a
+date after today); beyond, one warning counts them and names the first of them: a file of
+20,000 future-dated rows printed 20,002 lines."""
 
 
 def cell(text: str) -> str:
@@ -163,3 +167,27 @@ def modified_stamp(path: Path):
         return path.stat().st_mtime_ns
     except OSError:
         return None
+
+
+def point_warnings(name: str, reasons) -> list[str]:
+    """The warnings of an index file's points that are read, not refused, as they may be right.
+
+    `reasons` are (found, summary, expected): `found` the points of one reason in file order, each
+    (where, what, short); a reason with up to POINT_WARNINGS_LIMIT points warns of each ("name:
+    where: what; expected"), one with more counts them ("name: 20,000 points are <summary>: the
+    first three where and short ... and 19,997 more; expected")."""
+    warnings = []
+    for found, summary, expected in reasons:
+        if len(found) <= POINT_WARNINGS_LIMIT:
+            warnings += [f"{name}: {where}: {what}; {expected}" for where, what, _ in found]
+            continue
+        first = "; ".join(
+            where + (f": {short}" if short else "")
+            for where, _, short in found[:POINT_WARNINGS_LIMIT]
+        )
+        more = len(found) - POINT_WARNINGS_LIMIT
+        warnings.append(
+            f"{name}: {len(found):,} points are {summary}: {first} ... and {more:,} more; "
+            f"{expected}"
+        )
+    return warnings

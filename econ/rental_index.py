@@ -46,12 +46,14 @@ from econ.catalog import catalog_cache
 from econ.errors import InputError
 from econ.index_files import (
     DATE_EXPECTED,
+    POINT_WARNINGS_LIMIT,
     cell,
     cell_number,
     data_rows,
     decode,
     index_date,
     modified_stamp,
+    point_warnings,
     read_text,
 )
 from econ.labels import counted, duration
@@ -185,12 +187,6 @@ def _point(name: str, line: int, cells: list[str]) -> IndexPoint:
     return IndexPoint(date, series, gpu.upper(), term, price, restore(source), line)
 
 
-POINT_WARNINGS_LIMIT = 3
-"""Points of a file warned of one by one for each reason (a price above the bound, a jump, a
-date after today); beyond, one warning counts them and names the first of them: a file of
-20,000 future-dated rows printed 20,002 lines."""
-
-
 def price_warnings(points, name: str = "<index>", today: dt.date | None = None) -> list[str]:
     """Warnings about points that are read, not refused, as they may be right: a price above
     MAX_PLAUSIBLE_USD_PER_GPU_HOUR (a price per node-hour, per month or in cents is a number
@@ -255,21 +251,7 @@ def price_warnings(points, name: str = "<index>", today: dt.date | None = None) 
             "expected the date the price was published or quoted (a mistyped year?)",
         ),
     )
-    warnings = []
-    for found, summary, expected in reasons:
-        if len(found) <= POINT_WARNINGS_LIMIT:
-            warnings += [f"{name}: {where}: {what}; {expected}" for where, what, _ in found]
-            continue
-        first = "; ".join(
-            where + (f": {short}" if short else "")
-            for where, _, short in found[:POINT_WARNINGS_LIMIT]
-        )
-        more = len(found) - POINT_WARNINGS_LIMIT
-        warnings.append(
-            f"{name}: {len(found):,} points are {summary}: {first} ... and {more:,} more; "
-            f"{expected}"
-        )
-    return warnings
+    return point_warnings(name, reasons)
 
 
 def _jump_text(ratio: float, price: float, before: float) -> str:

@@ -23,7 +23,7 @@ import datetime as dt
 import math
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -37,10 +37,12 @@ from econ.index_files import (
     data_rows,
     index_date,
     modified_stamp,
+    point_warnings,
     read_text,
 )
 from econ.labels import counted
 from econ.resale import MAX_AGE_MONTHS, resale_share
+from econ.text import clipped
 
 COLUMNS = ("series", "gpu", "age_months", "share", "share_low", "share_high", "as_of", "source")
 """Columns of a resale index file, in order."""
@@ -64,6 +66,8 @@ class ResalePoint:
     share_high: float | None
     as_of: dt.date
     source: str
+    line: int = field(default=0, compare=False, repr=False)
+    """the file's line the point was read from (0: not read from a file), for warnings"""
 
 
 @dataclass(frozen=True)
@@ -202,7 +206,26 @@ def _point(name: str, line: int, cells: list[str]) -> ResalePoint:
         raise bad("as_of", as_of_text, f"the publication date, {DATE_EXPECTED}")
     if not source:
         raise bad("source", source, "the publication (URL or name) and date the point comes from")
-    return ResalePoint(series, gpu.upper(), age, mid, low, high, as_of, source)
+    return ResalePoint(series, gpu.upper(), age, mid, low, high, as_of, source, line)
+
+
+def date_warnings(points, name: str = "<resale index>", today: dt.date | None = None) -> list[str]:
+    """Warnings about points read, not refused, as they may be right: a publication date (as_of)
+    after `today` (default: the computer's date), most likely a mistyped year, as a rental index
+    point's date after today is warned of (econ.rental_index.price_warnings)."""
+    today = today or dt.date.today()
+    later = [
+        (
+            f"{f'line {p.line}, ' if p.line else ''}{clipped(p.series)} {clipped(p.gpu)} age "
+            f"{p.age_months} months",
+            f"as_of {p.as_of} is after today ({today})",
+            f"as_of {p.as_of}",
+        )
+        for p in points
+        if p.as_of > today
+    ]
+    expected = "expected the date the curve was published (a mistyped year?)"
+    return point_warnings(name, [(later, f"dated after today ({today})", expected)])
 
 
 def load_catalog(path: str | os.PathLike | None = None) -> tuple[ResalePoint, ...]:
@@ -370,6 +393,7 @@ __all__ = [
     "catalog_path",
     "curve_frame",
     "curves",
+    "date_warnings",
     "find_curve",
     "load_catalog",
     "parse_index",

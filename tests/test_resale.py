@@ -9,6 +9,7 @@ the impairment test at resale value, the refresh table, the band in Monte Carlo,
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 
@@ -230,6 +231,23 @@ def test_a_publication_date_out_of_range_is_refused_stating_the_range(tmp_path, 
         raised.value
     )
     assert "from 2000-01-01 to 2100-12-31" in str(raised.value)
+
+
+def test_a_publication_date_after_today_is_warned_of_as_a_rental_date_is(tmp_path, capsys):
+    """A curve "as of 2062-01-08" (for 2026) was read without a word, where a rental index
+    point dated after today is warned of."""
+    path = _index(tmp_path, "A/B,H100,12,0.6,,,2062-01-08,x\nA/B,H100,24,0.4,,,2026-01-08,x\n")
+    (warning,) = rx.date_warnings(rx.read_index(path), "r.csv", today=dt.date(2026, 12, 7))
+    assert warning == (
+        "r.csv: line 2, A/B H100 age 12 months: as_of 2062-01-08 is after today (2026-12-07); "
+        "expected the date the curve was published (a mistyped year?)"
+    )
+    assert main(["market", "resale", "--index", str(path)]) == 0
+    assert "as_of 2062-01-08 is after today" in capsys.readouterr().err
+    many = "".join(f"A/B,H100,{12 * i},{1 - 0.1 * i:.1f},,,2062-01-08,x\n" for i in range(1, 9))
+    (counted,) = rx.date_warnings(rx.read_index(_index(tmp_path, many)), "r.csv")
+    assert counted.startswith("r.csv: 8 points are dated after today") and "and 5 more" in counted
+    assert rx.date_warnings(rx.load_catalog(), today=dt.date(2026, 6, 4)) == []  # the shipped
 
 
 def test_an_index_of_another_schema_is_refused(tmp_path, capsys):

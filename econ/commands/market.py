@@ -267,15 +267,19 @@ def cmd_show(args) -> int:
 
 def cmd_resale(args) -> int:
     from econ import strict_json
+    from econ.commands import say_warnings
     from econ.resale_index import (
         ResaleIndexError,
         curve_frame,
         curves,
+        date_warnings,
         find_curve,
         load_catalog,
     )
 
     points = load_catalog(args.index)
+    if args.index:
+        say_warnings(f"warning: {w}" for w in date_warnings(points, str(args.index)))
     found = curves(points)
     if args.series is None:
         rows = [
