@@ -41,6 +41,7 @@ import numpy as np
 
 from econ.arrays import cumsum_months, remaining_sum_months
 from econ.errors import InputError
+from econ.units import HALF_CENT_USD
 
 __all__ = [
     "STANDARDS",
@@ -346,9 +347,12 @@ def impair(
             test = trig[rows, m]
             # IFRS: the loss (> 0) or reversal (< 0) of IAS 36 as ifrs_loss defines it.
             ifrs_change = ifrs_loss(before, fv - costs[rows, m], in_use[rows, m], c0)
-            gaap_loss = (before > fv) & (before > undiscounted[rows, m])
-            loss = test & np.where(is_ifrs, ifrs_change > 0, gaap_loss)
-            reverse = is_ifrs & ~test & impaired & (ifrs_change < 0)
+            # A write-down or reversal of less than half a cent is rounding, not an event: a
+            # carrying amount that follows fair value after a write-down (straight line down a
+            # linear market value table) tested 2.3e-10 USD above it and booked that as a loss.
+            gaap_loss = (before - fv >= HALF_CENT_USD) & (before > undiscounted[rows, m])
+            loss = test & np.where(is_ifrs, ifrs_change >= HALF_CENT_USD, gaap_loss)
+            reverse = is_ifrs & ~test & impaired & (ifrs_change <= -HALF_CENT_USD)
             target = np.where(is_ifrs, before - ifrs_change, fv)
             target = np.maximum(target, 0.0)
             event = loss | reverse

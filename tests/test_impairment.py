@@ -243,6 +243,33 @@ def test_impairment_accounts_for_the_whole_cost(standard, life, salvage, data):
         np.testing.assert_array_equal(out.depreciation_usd, schedule)
 
 
+@pytest.mark.parametrize("standard", imp.STANDARDS)
+def test_a_carrying_amount_that_follows_fair_value_books_no_rounding_write_downs(standard):
+    """Written down to a fair value that then falls as the scaled straight line does (a market
+    value table linear from month 12 to 0 at the end of a 60-month life), the carrying amount
+    equals fair value every later month, to rounding: those tests booked write-downs of
+    2.3e-10, 5.8e-11 and 1.5e-10 USD in months 29, 52 and 55 (econ project on llama2-70b-h200
+    with this table and a 50% market-value trigger: "5 months in all have a write-down" for
+    the 2 of months 11 and 12). Half a cent (econ.units.HALF_CENT_USD) is no write-down."""
+    from econ.units import HALF_CENT_USD
+
+    cost = 6_115_200.0
+    m = np.arange(61)
+    schedule = dep.straight_line([cost], [0.0], [5.0], m)
+    share = dep.value_share_from_table([0, 12, 60], [1.0, 0.4, 0.0], m)  # as the engine's
+    trigger = imp.price_drop_trigger(share, 0.5)
+    fair = cost * share
+    low = np.full((1, 61), -1e9)  # cash flows recover nothing: fair value decides
+    out = imp.impair(schedule, [cost], [0.0], standard, trigger, fair, low, low)
+    # Month 11 (share 0.45, the first at or below half the in-service month's 0.95): the
+    # carrying amount 6,115,200 x 49/60 = 4,994,080 less fair value 2,751,840; month 12: after
+    # 56,160 of depreciation at the new basis, 2,695,680 less 2,446,080.
+    assert out.impairment_usd[0].nonzero()[0].tolist() == [11, 12]
+    assert out.impairment_usd[0, 11] == pytest.approx(2_242_240.0, abs=HALF_CENT_USD)
+    assert out.impairment_usd[0, 12] == pytest.approx(249_600.0, abs=HALF_CENT_USD)
+    assert out.carrying_amount_usd[0, 13:] == pytest.approx(fair[0, 13:], abs=1e-6)
+
+
 # ---------------------------------------------------------------------------------------------
 # bad input
 # ---------------------------------------------------------------------------------------------
