@@ -1180,6 +1180,47 @@ def test_cli_usage_not_a_finite_amount_of_at_least_0_is_named(capsys, usage, whe
     )
 
 
+@pytest.mark.parametrize(
+    "flag, text, empty",
+    [
+        ("--custom-percent", "50,,50", 2),
+        ("--custom-percent", ",100", 1),
+        ("--tax-custom-percent", "100,", 2),
+        ("--usage", "1,,2", 2),
+    ],
+)
+def test_cli_an_empty_value_in_a_list_is_refused_not_skipped(capsys, flag, text, empty):
+    # The values are years or months in order, and an empty one was skipped: '50,,50' was the
+    # 2-year schedule 50, 50 (exit 0), '--usage 1,,2' put month 3's 2 in month 2.
+    method = {"--custom-percent": "custom", "--usage": "units_of_production"}.get(flag)
+    argv = ["--cost", "1000", f"{flag}={text}"]
+    argv += ["--method", method] if method else ["--tax-method", "custom"]
+    assert cli_main(["depreciation", *argv]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.strip() == (
+        f"error: {flag} = {text!r}, value {empty}: empty; expected a number in each place, "
+        "separated by commas (the values are years or months in order: 0 for none)"
+    )
+    # Spaces and semicolons still separate values.
+    assert (
+        cli_main(
+            [
+                "depreciation",
+                "--cost",
+                "1000",
+                "--method",
+                "custom",
+                "--custom-percent=50; 50",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
+    assert json.loads(capsys.readouterr().out)["yearly"][1]["book_depreciation_usd"] == 500.0
+
+
 def test_bad_value_of_a_monthly_array_is_located_by_row_and_month():
     # The flat index of an (n, T) array was quoted as the scenario row: "scenario row 2" for
     # month 2 of the only scenario, "scenario row 7" for month 2 of the second.

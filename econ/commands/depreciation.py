@@ -215,10 +215,19 @@ def register(subparsers) -> None:
 
 
 def _numbers(text: str | None, flag: str) -> tuple[float, ...]:
-    if text is None:
+    if text is None or not text.replace(";", ",").replace(",", "").strip():
         return ()
+    items = text.replace(";", ",").split(",")
+    # The values are years or months in order: an empty one skipped moved every later value a
+    # year or a month earlier ('50,,50' was the 2-year 50, 50; '--usage 1,,2' put 2 in month 2).
+    empty = next((k for k, x in enumerate(items, start=1) if not x.strip()), None)
+    if empty is not None:
+        raise dep.DepreciationError(
+            f"{flag} = {text!r}, value {empty}: empty; expected a number in each place, "
+            "separated by commas (the values are years or months in order: 0 for none)"
+        )
     try:
-        return tuple(float(x) for x in text.replace(";", ",").split(",") if x.strip())
+        return tuple(float(x) for x in items)
     except ValueError:
         raise dep.DepreciationError(
             f"{flag} = {text!r}: expected numbers separated by commas"
