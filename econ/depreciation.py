@@ -557,7 +557,8 @@ def units_of_production(
 
     ``(cost - salvage) · usage_m / U`` where ``usage_m`` is the month's usage (tokens or
     GPU-hours) within the useful life and ``U`` the usage expected over the life: by default the
-    usage the array holds over the life, else ``lifetime_usage``. Cumulative depreciation is
+    usage the array holds over the life, the months of the life after its last month each taking
+    that month's usage, else ``lifetime_usage``. Cumulative depreciation is
     capped at the base; if the usage falls short of ``U`` the book value left above salvage is
     written off in the last month of the life. A row without usage over its life is depreciated
     straight line, so every schedule still sums to the base.
@@ -570,7 +571,7 @@ def units_of_production(
     life_years : array (n,)  window of months whose usage counts [years]
     in_service_month : array (n,)  first month depreciated [month index], default 1
     lifetime_usage : array (n,) or None  expected usage over the life; NaN or None: the usage
-        the array holds over the life [same unit as usage]
+        the array holds over the life, continued at its last month's past it [same unit as usage]
 
     References
     ----------
@@ -613,7 +614,12 @@ def _units_of_production(cost, salvage, life, s, months, usage, lifetime_usage):
     end = _last_life_month(life, s)
     window = (months[None, :] >= s[:, None]) & (months[None, :] <= end[:, None])
     used = np.where(window, usage, 0.0)
-    total = np.where(np.isnan(lifetime_usage), used.sum(axis=1), lifetime_usage)
+    # The months of the life after the last one given (a horizon, or the months a command shows,
+    # shorter than the life) are not projected: they take the last month's usage. Counted as no
+    # usage, a 6-year life over a 60-month projection was depreciated in full by month 60.
+    beyond = np.maximum(end - months[-1], 0)
+    expected = used.sum(axis=1) + beyond * used[:, -1]
+    total = np.where(np.isnan(lifetime_usage), expected, lifetime_usage)
     with np.errstate(divide="ignore", invalid="ignore"):
         cumulative = np.minimum(cumsum_months(used) / total[:, None], 1.0) * base[:, None]
     cumulative = np.where(months[None, :] >= end[:, None], base[:, None], cumulative)

@@ -457,6 +457,40 @@ def test_units_of_production_without_usage_falls_back_to_straight_line():
     np.testing.assert_allclose(x, dep.straight_line([1200.0], [0.0], [2.0], m))
 
 
+def test_units_of_production_past_the_months_given_continues_the_last_months_usage():
+    # A 6-year life over 60 projected months with even usage is straight line: 100 a month of a
+    # 7,200 base, 1,200 left after month 60 (IAS 16.62: the base over the usage expected over the
+    # life). The 12 months of the life after the grid were counted as no usage, so the 60 months
+    # took it all, 120 a month (llama2-70b-h200 with units_of_production over GPU-hours and a
+    # 6-year life: sold in month 60 at a book value of 0 where straight line leaves 1,061,667).
+    m = np.arange(61)
+    usage = np.where(m >= 1, 3.0, 0.0)[None, :]
+    x = dep.units_of_production([7_200.0], [0.0], usage, m, [6.0])
+    np.testing.assert_allclose(x, dep.straight_line([7_200.0], [0.0], [6.0], m))
+    assert 7_200.0 - x.sum() == pytest.approx(1_200.0)
+    # Usage that stops within the months given stops the depreciation with it.
+    stops = np.where((m >= 1) & (m <= 30), 3.0, 0.0)[None, :]
+    y = dep.units_of_production([7_200.0], [0.0], stops, m, [6.0])
+    assert y.sum() == pytest.approx(7_200.0)
+    assert y[0, 31:].sum() == 0.0
+    # A given lifetime usage is used as given.
+    z = dep.units_of_production([7_200.0], [0.0], usage, m, [6.0], lifetime_usage=[720.0])
+    assert z[0, 1] == pytest.approx(30.0)
+
+
+def test_cli_units_of_production_change_of_estimate_does_not_restate_the_past(capsys):
+    # ASC 250-10-45-17: 5 units a month over a 6-year life (360 units) is 166.67 a year of 1,000;
+    # re-estimated from month 25 to 4 years, the 666.67 left goes over the 24 months left. The
+    # command's months end with the new life (48), and the usage of the original life was
+    # counted over them only (240 units): 250 a year from year 1, the past restated.
+    argv = ["--cost", "1000", "--method", "units_of_production", "--usage", "5"]
+    argv += ["--change-month", "25", "--change-life-years", "4", "--format", "json"]
+    assert cli_main(["depreciation", *argv]) == 0
+    yearly = json.loads(capsys.readouterr().out)["yearly"]
+    got = [row["book_depreciation_usd"] for row in yearly]
+    assert got == pytest.approx([166.666667, 166.666667, 333.333333, 333.333333], abs=1e-6)
+
+
 def test_economic_depreciation_follows_the_market_value():
     # A GPU worth 50% of cost after 24 months (GPU lease index, secondary: 45-55%), 10% at 72.
     m = np.arange(73)

@@ -131,7 +131,8 @@ class DepreciationMethod(_Section):
         None,
         gt=0,
         description="units_of_production: usage expected over the life; default: the projected "
-        "usage over the life [tokens or GPU-hours]",
+        "usage over the life, each month past the horizon at the last month's [tokens or "
+        "GPU-hours]",
     )
     recovery_years: Literal[3, 5, 7] = Field(
         5, description="macrs_gds: recovery period; computers and GPUs are 5-year property [years]"
