@@ -72,6 +72,33 @@ def test_a_worker_killed_halfway_through_sending_its_result_ends_the_run(tmp_pat
     assert "chunk" in lines[0] and "in flight" in lines[0]
 
 
+PARENT_KILLED = """\
+import os, signal
+from econ.analysis import make_executor
+from tests.test_process_workers import slow_identity
+
+if __name__ == "__main__":
+    executor = make_executor("process", workers=2)
+    for _ in executor.map_unordered(slow_identity, range(100)):
+        os.kill(os.getpid(), signal.SIGKILL)  # both workers hold a task that ends in 50 ms
+"""
+
+
+def test_workers_whose_parent_is_killed_end_quietly(tmp_path):
+    """A worker that finished its task after the run's process was killed (SIGKILL, the OOM
+    killer) took the closed pipe for a result that cannot be pickled, failed to send that too,
+    and printed both tracebacks (31 lines per worker) on the terminal's stderr."""
+    script = tmp_path / "parent_killed.py"
+    script.write_text(PARENT_KILLED)
+    # Ends when every process holding its stderr has: the workers too.
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+    assert done.returncode == -signal.SIGKILL
+    assert done.stderr == ""
+
+
 def fail_on_two(x: int) -> int:
     if x == 2:
         raise ValueError(f"task {x} refused")
@@ -117,6 +144,26 @@ def test_a_result_that_cannot_be_sent_back_is_named():
     with executors.make_executor("process", workers=1) as executor:
         with pytest.raises(TypeError, match="the task's result cannot be sent back"):
             list(executor.map_unordered(unpicklable, [1]))
+
+
+class Unpicklable(ValueError):
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.held = lambda: text
+
+
+def raise_unpicklable(x: int):
+    raise Unpicklable(f"row {x}: refused")
+
+
+def test_an_exception_that_cannot_be_sent_back_keeps_its_message_and_traceback():
+    """Said "the task's exception cannot be sent back to the parent: ...", without the task's
+    error or where it was raised."""
+    with executors.make_executor("process", workers=1) as executor:
+        with pytest.raises(TypeError) as caught:
+            list(executor.map_unordered(raise_unpicklable, [7]))
+    assert str(caught.value).startswith("the task raised Unpicklable: row 7: refused, which ")
+    assert "raise_unpicklable" in caught.value.__cause__.text
 
 
 def test_every_result_comes_back_once_whatever_the_order():

@@ -17,6 +17,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing.connection import wait
+from multiprocessing.reduction import ForkingPickler
 from typing import Any
 
 STOP_WAIT_S = 5.0
@@ -44,7 +45,8 @@ class RemoteTraceback(Exception):
 
 def _serve(conn, initializer: Callable | None, initargs: tuple) -> None:
     """A worker's loop: receive (func, task), send back (True, result) or (False, (exception,
-    traceback text)); end at None or when the parent's end of the pipe is closed."""
+    traceback text)); end at None or when the parent's end of the pipe is closed (the parent
+    has ended: killed, its reply can go nowhere)."""
     # Ctrl-C reaches every process of the terminal's group; the parent answers it and ends the
     # workers, which would otherwise each print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -63,11 +65,30 @@ def _serve(conn, initializer: Callable | None, initargs: tuple) -> None:
         except BaseException as exc:  # noqa: BLE001 - every exception goes back to the caller
             reply = (False, (exc, traceback.format_exc()))
         try:
-            conn.send(reply)  # pickled whole before a byte is written
-        except Exception as exc:  # noqa: BLE001 - a result that cannot be pickled
-            what = "result" if reply[0] else "exception"
-            error = TypeError(f"the task's {what} cannot be sent back to the parent: {exc}")
-            conn.send((False, (error, traceback.format_exc())))
+            data = ForkingPickler.dumps(reply)  # (what conn.send does before it writes)
+        except Exception as exc:  # noqa: BLE001 - a result or exception that cannot be pickled
+            data = ForkingPickler.dumps((False, _unsendable(reply, exc)))
+        try:
+            conn.send_bytes(data)
+        except OSError:
+            # The parent has ended (SIGKILL, the OOM killer): its end of the pipe is closed.
+            # Before, the worker took this for a result that cannot be pickled, failed to send
+            # that too, and printed both tracebacks, 31 lines per worker, under the run's output.
+            return
+
+
+def _unsendable(reply: tuple, error: Exception) -> tuple:
+    """(exception, traceback text) saying that the result or exception of `reply` could not be
+    pickled (`error`); a task's exception keeps its type, message and traceback in the text."""
+    if reply[0]:
+        sent = TypeError(f"the task's result cannot be sent back to the parent: {error}")
+        return sent, traceback.format_exc()
+    raised, text = reply[1]
+    sent = TypeError(
+        f"the task raised {type(raised).__name__}: {raised}, which cannot be sent back to the "
+        f"parent: {error}"
+    )
+    return sent, text
 
 
 class WorkerPool:
