@@ -179,3 +179,48 @@ def test_close_ends_every_worker():
     assert len(processes) == 2 and all(p.is_alive() for p in processes)
     executor.close()
     assert all(p.exitcode is not None for p in processes)
+
+
+def test_a_second_map_while_one_runs_is_refused_not_given_the_others_results():
+    """Each worker holds one task and each map took every worker for its own: a map started
+    while another ran (another thread's, or interleaved) sent tasks to workers busy with the
+    other's, and each map took the other's results (A got [0, 1, 4, 5, 6, 7, 8, 100, 101,
+    108]); concurrent.futures' pool kept them apart."""
+    with executors.make_executor("process", workers=2) as executor:
+        first = executor.map_unordered(slow_identity, range(10))
+        got = [next(first)]
+        second = executor.map_unordered(slow_identity, range(100, 110))
+        with pytest.raises(executors.ExecutorError, match="running another batch"):
+            next(second)
+        got += list(first)
+        assert sorted(got) == list(range(10))
+        assert sorted(executor.map_unordered(slow_identity, range(100, 104))) == [
+            100,
+            101,
+            102,
+            103,
+        ]
+
+
+def test_a_worker_that_ended_between_maps_is_replaced():
+    """It held no task, yet the next map said a worker "ended in the middle of the run (2 chunks
+    were in flight)"."""
+    with executors.make_executor("process", workers=2) as executor:
+        assert sorted(executor.map_unordered(abs, [-1, -2])) == [1, 2]
+        process = executor._pool._workers[0][0]
+        os.kill(process.pid, signal.SIGKILL)
+        process.join()
+        assert sorted(executor.map_unordered(abs, [-1, -2, -3])) == [1, 2, 3]
+
+
+def test_close_in_the_middle_of_a_map_ends_its_workers_and_the_map():
+    """close() gave the workers holding a task 5 s to end (blocked sending a reply no one read),
+    and the map, closed after, failed with "ValueError: list.remove(x): x not in list" (printed
+    as "Exception ignored in: <generator ...>" when it was garbage-collected)."""
+    executor = executors.make_executor("process", workers=2)
+    running = executor.map_unordered(slow_identity, range(10))
+    next(running)
+    processes = [process for process, _ in executor._pool._workers]
+    executor.close()
+    assert all(process.exitcode is not None for process in processes)
+    running.close()

@@ -143,11 +143,17 @@ class ProcessExecutor(Executor):
         )
 
     def map_unordered(self, func, tasks):
-        from econ.analysis.workers import WorkerDied
+        from econ.analysis.workers import PoolInUse, WorkerDied
 
         self.check_open()
         try:
             yield from self._pool.map_unordered(func, tasks)
+        except PoolInUse:
+            raise ExecutorError(
+                "this process executor is running another batch (in another thread, or a "
+                "map_unordered not finished); expected one at a time: give each thread an "
+                'executor of its own (make_executor("process", ...))'
+            ) from None
         except WorkerDied as died:
             raise WorkerLostError(
                 f"a worker process of the process engine ended in the middle of the run "

@@ -13,6 +13,7 @@ traceback as its `__cause__`, as the standard pool does.
 from __future__ import annotations
 
 import signal
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator
@@ -30,6 +31,10 @@ class WorkerDied(Exception):
     def __init__(self, in_flight: int):
         super().__init__(f"a worker process ended with {in_flight} task(s) in flight")
         self.in_flight = in_flight
+
+
+class PoolInUse(Exception):
+    """A map asked of a pool whose previous map has not ended."""
 
 
 class RemoteTraceback(Exception):
@@ -100,8 +105,15 @@ class WorkerPool:
         self._initializer = initializer
         self._initargs = initargs
         self._workers: list = []  # [(process, the parent's end of its pipe)]
+        self._busy: dict = {}  # the running map's workers with a task, by their pipe end
+        self._mapping = False
+        self._lock = threading.Lock()
 
     def _start(self) -> None:
+        # A worker that ended between maps (killed while idle: the OOM killer picks the
+        # largest process) held no task: replaced, where the next map said one "ended in the
+        # middle of the run".
+        self._discard([worker for worker in self._workers if not worker[0].is_alive()])
         while len(self._workers) < self.size:
             mine, theirs = self._context.Pipe()
             process = self._context.Process(
@@ -117,10 +129,22 @@ class WorkerPool:
     def map_unordered(self, func: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
         """`func(task)` for every task, as they finish; WorkerDied when a worker ends. Workers
         left with a task when the map stops early (an exception, the caller's, or a generator
-        closed) are killed, so the next map starts with fresh ones and no stale reply."""
+        closed) are killed, so the next map starts with fresh ones and no stale reply.
+        PoolInUse while another map of this pool has not ended (another thread's, or one not
+        finished): each worker holds one task, and the replies of two maps would cross."""
+        with self._lock:
+            if self._mapping:
+                raise PoolInUse
+            self._mapping = True
+        try:
+            yield from self._map(func, tasks)
+        finally:
+            self._mapping = False
+
+    def _map(self, func: Callable[[Any], Any], tasks: Iterable[Any]) -> Iterator[Any]:
         self._start()
         idle = list(self._workers)
-        busy: dict = {}  # the parent's end of a busy worker's pipe -> (process, that end)
+        busy = self._busy  # the parent's end of a busy worker's pipe -> (process, that end)
         iterator = iter(tasks)
         more = True
 
@@ -161,19 +185,25 @@ class WorkerPool:
                 for _, result in replies:
                     yield result
         finally:
-            if busy:
-                self._discard(list(busy.values()))
+            workers = list(busy.values())
+            busy.clear()
+            self._discard(workers)
 
     def _discard(self, workers: list) -> None:
+        """Kill `workers` and forget them (close() may have already)."""
         for worker in workers:
-            self._workers.remove(worker)
+            if worker in self._workers:
+                self._workers.remove(worker)
         _end(workers, kill=True)
 
     def close(self, *, kill: bool = False) -> None:
-        """End the workers: asked to stop and given STOP_WAIT_S, then killed (at once with
-        `kill`)."""
+        """End the workers: idle ones asked to stop and given STOP_WAIT_S, then killed (at
+        once with `kill`); those holding a task of a map not finished, killed at once (before,
+        each was given STOP_WAIT_S it spent blocked sending a reply no one read)."""
         workers, self._workers = self._workers, []
-        _end(workers, kill=kill)
+        busy = list(self._busy.values())
+        _end(busy, kill=True)
+        _end([worker for worker in workers if worker not in busy], kill=kill)
 
 
 def _end(workers: list, *, kill: bool) -> None:
