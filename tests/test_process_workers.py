@@ -166,6 +166,24 @@ def test_an_exception_that_cannot_be_sent_back_keeps_its_message_and_traceback()
     assert "raise_unpicklable" in caught.value.__cause__.text
 
 
+class TwoArguments(ValueError):
+    def __init__(self, row: int, why: str):
+        super().__init__(f"row {row}: {why}")
+
+
+def raise_two_arguments(x: int):
+    raise TwoArguments(x, "refused")
+
+
+def test_an_exception_the_parent_cannot_rebuild_keeps_its_message():
+    """It pickles, but unpickling calls TwoArguments(message): the parent raised "TypeError:
+    TwoArguments.__init__() missing 1 required positional argument: 'why'" in its place."""
+    with executors.make_executor("process", workers=1) as executor:
+        with pytest.raises(TypeError, match=r"^the task raised TwoArguments: row 3: refused, "):
+            list(executor.map_unordered(raise_two_arguments, [3]))
+        assert sorted(executor.map_unordered(abs, [-1, -2])) == [1, 2]
+
+
 def test_every_result_comes_back_once_whatever_the_order():
     with executors.make_executor("process", workers=2) as executor:
         got = list(executor.map_unordered(slow_identity, range(40)))

@@ -12,6 +12,7 @@ traceback as its `__cause__`, as the standard pool does.
 
 from __future__ import annotations
 
+import pickle
 import signal
 import threading
 import time
@@ -71,6 +72,10 @@ def _serve(conn, initializer: Callable | None, initargs: tuple) -> None:
             reply = (False, (exc, traceback.format_exc()))
         try:
             data = ForkingPickler.dumps(reply)  # (what conn.send does before it writes)
+            if not reply[0]:
+                # An exception whose __init__ takes other arguments than its args pickles but
+                # cannot be rebuilt: the parent raised that TypeError in its place.
+                pickle.loads(data)
         except Exception as exc:  # noqa: BLE001 - a result or exception that cannot be pickled
             data = ForkingPickler.dumps((False, _unsendable(reply, exc)))
         try:
