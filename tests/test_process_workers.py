@@ -242,3 +242,32 @@ def test_close_in_the_middle_of_a_map_ends_its_workers_and_the_map():
     executor.close()
     assert all(process.exitcode is not None for process in processes)
     running.close()
+
+
+def reply_then_end(x: int) -> int:
+    """Task: task 0's worker sends its result, then ends (0.2 s later) while idle."""
+    if x == 0:
+        import threading
+
+        threading.Timer(0.2, os._exit, (1,)).start()
+    return x
+
+
+def test_results_that_came_back_are_given_before_a_lost_worker_ends_the_map(monkeypatch):
+    """Both workers' results were in; handing the next task to the one that had ended raised at
+    once, and the two finished chunks were dropped (a resumed run computed them again)."""
+    from econ.analysis import workers
+
+    later = workers.wait
+
+    def slow_wait(ready, timeout=None):  # the parent busy with the caller's work meanwhile
+        time.sleep(3.0)
+        return later(ready, timeout)
+
+    monkeypatch.setattr(workers, "wait", slow_wait)
+    got = []
+    with executors.make_executor("process", workers=2) as executor:
+        with pytest.raises(executors.WorkerLostError):
+            for result in executor.map_unordered(reply_then_end, range(4)):
+                got.append(result)
+    assert sorted(got)[:2] == [0, 1]

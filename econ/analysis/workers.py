@@ -174,21 +174,31 @@ class WorkerPool:
                 if not busy:
                     return
                 replies = []
+                lost = False
                 # A worker's pipe is ready when it sent a reply or ended (end of file).
                 for conn in wait(list(busy)):
                     try:
                         replies.append(conn.recv())
                     except (EOFError, OSError):
-                        raise WorkerDied(len(busy)) from None
+                        lost = True
+                        continue
                     idle.append(busy.pop(conn))
                 for ok, value in replies:
                     if not ok:
                         exc, text = value
                         exc.__cause__ = RemoteTraceback(text)
                         raise exc
-                hand_out()  # the workers compute while the caller takes the results
+                if not lost:
+                    try:
+                        hand_out()  # the workers compute while the caller takes the results
+                    except WorkerDied:
+                        lost = True
+                # The results that came back go to the caller (a run saves their chunks)
+                # before the lost worker ends the map.
                 for _, result in replies:
                     yield result
+                if lost:
+                    raise WorkerDied(len(busy))
         finally:
             workers = list(busy.values())
             busy.clear()
