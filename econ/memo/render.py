@@ -132,10 +132,9 @@ def charts(memo: Memo) -> dict[str, str]:
 def _test_window(memo: Memo) -> int | None:
     """The trailing months the DSCR covenant sums (the chart draws that test beside each month's
     own DSCR), or None where no DSCR covenant is tested or it tests each month alone."""
-    covenants = memo.scenario.financing.covenants
-    if covenants.dscr_floor is None or covenants.test_months <= 1:
-        return None
-    return covenants.test_months
+    from econ.ui.charts import dscr_test_window
+
+    return dscr_test_window(memo.scenario.financing.covenants)
 
 
 def tested_dscr(monthly: pd.DataFrame, scenario) -> np.ndarray:

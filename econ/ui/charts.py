@@ -349,6 +349,14 @@ DSCR_MONTH_COLOUR = "#b9b9b9"
 """A month's own DSCR beside the tested one: lighter, read against the tested line."""
 
 
+def dscr_test_window(covenants) -> int | None:
+    """The trailing months a DSCR covenant sums (`debt_and_dscr` draws that test beside each
+    month's own DSCR), or None where no DSCR covenant is tested or it tests each month alone."""
+    if covenants.dscr_floor is None or covenants.test_months <= 1:
+        return None
+    return covenants.test_months
+
+
 def debt_and_dscr(
     monthly: pd.DataFrame,
     money_unit: str,
@@ -395,7 +403,7 @@ def debt_and_dscr(
         colour = alt.Color(
             "line:N",
             scale=alt.Scale(domain=list(lines.values()), range=["#e45756", DSCR_MONTH_COLOUR]),
-            legend=alt.Legend(title=None, orient="top"),
+            legend=wrapped_legend(title=None, orient="top"),  # never cut at a narrow width
         )
         y = alt.Y("ratio:Q", title="DSCR [x]", axis=alt.Axis(format=".2f"))
         layers = []

@@ -379,13 +379,21 @@ def render() -> None:
     with right:
         st.subheader("Debt balance and DSCR")
         if "debt_balance_usd" in monthly and monthly["debt_balance_usd"].abs().sum() > 0:
-            floor = scenario.financing.covenants.dscr_floor
-            charts.show(charts.debt_and_dscr(monthly, money, floor))
-            st.caption(
-                "Area: debt outstanding at month end (left axis). Line: debt service coverage, "
-                "cash available for debt service over interest and principal due (right axis); "
-                "dashed: the covenant's DSCR floor."
+            covenants = scenario.financing.covenants
+            # the floor is read against the DSCR the covenant tests (its trailing window, as
+            # the headroom tile measures it), each month's own drawn beside it
+            window = charts.dscr_test_window(covenants)
+            charts.show(charts.debt_and_dscr(monthly, money, covenants.dscr_floor, window))
+            lines = (
+                f"Lines: the DSCR the covenant tests, cash available for debt service over "
+                f"interest and principal due summed over the trailing {window} months, and each "
+                "month's own DSCR, lighter (right axis)"
+                if window
+                else "Line: debt service coverage, cash available for debt service over interest "
+                "and principal due (right axis)"
             )
+            floor = "; dashed: the covenant's DSCR floor" if covenants.dscr_floor else ""
+            st.caption(f"Area: debt outstanding at month end (left axis). {lines}{floor}.")
         else:
             st.info(no_debt_text(scenario, summary), icon=":material/info:")
 
