@@ -49,3 +49,18 @@ def test_a_covenant_tested_month_by_month_draws_one_dscr_line():
     specs = [c.proto.spec for c in at.get("vega_lite_chart") if "DSCR [x]" in c.proto.spec]
     assert len(specs) == 1 and "DSCR tested" not in specs[0]
     assert '"rule"' in specs[0]  # the floor, read against the month's own DSCR
+
+
+def test_the_annual_pnl_names_its_money_unit_in_the_table_its_csv_download_writes():
+    """The P&L's unit was only in the heading above it: its toolbar's CSV held 2.42 for a
+    revenue of 2,420,870 USD in "million USD" with no unit in any cell. The corner of the
+    table (its index's name, the CSV's first cell) now names it, as the debt schedule's rows do."""
+    from econ.ui import state
+
+    at = results()
+    at.sidebar.radio(key=state.MONEY).set_value("million USD").run()
+    assert not at.exception, at.exception
+    pnl = [d.value for d in at.dataframe if "EBITDA" in list(d.value.index)]
+    assert len(pnl) == 1
+    assert pnl[0].index.name == "Line item [million USD]"
+    assert pnl[0].loc["Revenue"].iloc[0] == __import__("pytest").approx(2.4208696, abs=1e-6)

@@ -149,7 +149,8 @@ def annual(monthly: pd.DataFrame, money: str, years: str = "asset") -> pd.DataFr
     frame = annual_table(monthly, years).droplevel("scenario")
     rows = [c for c in PNL if c in frame.columns]
     table = charts.money(frame[rows], rows, money).T
-    table.index = [column_label(c) for c in rows]
+    # the unit in the table's corner, so that its CSV download (the toolbar's) carries it too
+    table.index = pd.Index([column_label(c) for c in rows], name=f"Line item [{money}]")
     table.columns = year_labels(monthly, years)
     return table
 
