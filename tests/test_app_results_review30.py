@@ -64,3 +64,21 @@ def test_the_annual_pnl_names_its_money_unit_in_the_table_its_csv_download_write
     assert len(pnl) == 1
     assert pnl[0].index.name == "Line item [million USD]"
     assert pnl[0].loc["Revenue"].iloc[0] == __import__("pytest").approx(2.4208696, abs=1e-6)
+
+
+def test_download_names_are_neither_hidden_nor_longer_than_a_file_system_takes():
+    """A scenario named ".." was downloaded as "..toml", which the browser saved as
+    "-edited-9d9f53c0.toml" (leading dots stripped: a hidden file's name); 200 "名" made
+    names of 640 bytes, over the 255 bytes of a file name on ext4, APFS and NTFS, which the
+    browser cuts, the edited hash and the kind first."""
+    from econ.ui.compute import file_stem
+
+    assert file_stem("..") == "scenario"
+    assert file_stem("../x") == "_x"
+    assert file_stem(".hidden name") == "hidden_name"
+    assert file_stem("deepseek-r1-gb200-nvl72") == "deepseek-r1-gb200-nvl72"
+    long = file_stem("名" * 200)
+    assert long == "名" * 50 and len(long.encode()) <= 150  # whole characters, never a half
+    # the longest name a file gets: the stem, "-edited-" and 8 hex digits, the longest suffix
+    assert len((long + "-edited-12345678.tranches.summary.parquet").encode()) <= 255
+    assert file_stem("a" * 200) == "a" * 150

@@ -258,10 +258,19 @@ def projections(texts: tuple[str, ...]) -> dict[str, Any]:
     }
 
 
+STEM_BYTES = 150
+"""Most UTF-8 bytes of a download name's stem: with "-edited-" and a hash (common.export_stem)
+and the longest suffix (".tranches.summary.parquet") a name stays within the 255 bytes of a
+file name (ext4, APFS, NTFS); a longer one is cut by the browser, hash and kind first."""
+
+
 def file_stem(name: str) -> str:
     """A scenario's name as the start of a file name: letters, digits and "._-" kept, any other
-    character "_" ("scenario" for an empty name)."""
-    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name) or "scenario"
+    character "_", no leading dot (a hidden file, whose dots the browser drops), at most
+    STEM_BYTES bytes of whole characters ("scenario" for a name left empty)."""
+    stem = "".join(c if c.isalnum() or c in "._-" else "_" for c in name).lstrip(".")
+    stem = stem.encode()[:STEM_BYTES].decode(errors="ignore")
+    return stem or "scenario"
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
