@@ -82,3 +82,14 @@ def test_download_names_are_neither_hidden_nor_longer_than_a_file_system_takes()
     # the longest name a file gets: the stem, "-edited-" and 8 hex digits, the longest suffix
     assert len((long + "-edited-12345678.tranches.summary.parquet").encode()) <= 255
     assert file_stem("a" * 200) == "a" * 150
+
+
+def test_the_export_page_says_as_many_memo_pages_as_econ_memo_and_its_docs():
+    """The Export page promised "one to four pages"; the capital stack's memo prints six, as
+    `econ memo --help` and docs/memo.md say ("one to six")."""
+    at = results()
+    at.switch_page("econ/ui/pages/export.py").run()
+    assert not at.exception, at.exception
+    text = " ".join(m.value for m in at.markdown)
+    assert "one to six pages" in text and "one to four" not in text
+    assert "one to\nsix A4 pages" in (ROOT / "docs" / "memo.md").read_text()

@@ -152,7 +152,7 @@ def memo(current, stem: str) -> None:
     with st.container(border=True):
         has_pdf = chromium() is not None
         st.markdown(
-            "**Investment memo**: one to four pages for a credit or investment committee (the "
+            "**Investment memo**: one to six pages for a credit or investment committee (the "
             "ask, headline figures, cases, DSCR chart, waterfalls, tornado, sources, warnings), "
             "stamped so that `econ verify` recomputes every figure"
             + ("" if has_pdf else ". No Chromium here: HTML only")
