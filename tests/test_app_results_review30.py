@@ -93,3 +93,16 @@ def test_the_export_page_says_as_many_memo_pages_as_econ_memo_and_its_docs():
     text = " ".join(m.value for m in at.markdown)
     assert "one to six pages" in text and "one to four" not in text
     assert "one to\nsix A4 pages" in (ROOT / "docs" / "memo.md").read_text()
+
+
+def test_a_prepared_export_shows_its_downloads_not_its_prepare_button_again():
+    """Clicking "Prepare the JSON" drew the download under a "Prepare the JSON" button still
+    there, as if not yet done (until the next click anywhere redrew the page without it)."""
+    at = results()
+    at.switch_page("econ/ui/pages/export.py").run()
+    assert "Prepare the JSON" in [b.label for b in at.button]
+    next(b for b in at.button if b.label == "Prepare the JSON").click().run()
+    assert not at.exception, at.exception
+    labels = [b.label for b in at.button]
+    assert "Prepare the JSON" not in labels
+    assert "Summary (JSON)" in [b.label for b in at.get("download_button")]

@@ -133,11 +133,13 @@ def prepared(
     if key in ss and ss[key][0] != text:  # (the text fixes the stem too)
         del ss[key]
     if key not in ss:
-        if not st.button(label, icon=icon, key=f"{key}_go"):
+        slot = st.empty()  # the button goes once its files are built: not drawn over them
+        if not slot.button(label, icon=icon, key=f"{key}_go"):
             return None
         files = compute.attempt(build, what, busy=busy)
         if files is None:
             return None
+        slot.empty()
         ss[key] = (text, files)
     return ss[key][1]
 
