@@ -3,6 +3,8 @@ the scenario tests, the tables' units in their downloads)."""
 
 from __future__ import annotations
 
+import json
+
 from streamlit.testing.v1 import AppTest
 
 from econ import load_scenario, project
@@ -32,7 +34,10 @@ def test_the_dscr_chart_draws_the_ratio_the_covenant_tests_against_its_floor():
     assert "DSCR of the month" in specs[0]
     caption = " ".join(c.value for c in at.caption)
     assert "trailing 12 months" in caption
-    assert '"labelLimit": 0' in specs[0]  # the legend's labels whole at any width, never "12 m…"
+    # the legend's labels whole ("12 m…" was cut), one a line: side by side they ran past a
+    # phone's width ("DSCR o")
+    legend = json.loads(specs[0])["layer"][1]["layer"][0]["layer"][0]["encoding"]["color"]["legend"]
+    assert legend["labelLimit"] == 0 and legend["columns"] == 1
     result = project(load_scenario(ready_made_scenarios()[STACK]))
     tested = result.monthly["dscr_test"].min()
     assert tested - 1.2 == result.summary["dscr_headroom"].iloc[0]  # the line the tile measures

@@ -362,6 +362,7 @@ def debt_and_dscr(
     money_unit: str,
     dscr_floor: float | None = None,
     test_months: int | None = None,
+    legend_columns: int | None = None,
 ) -> alt.LayerChart:
     """Debt balance at month end (area, left axis) and DSCR (line, right axis), with the
     covenant's DSCR floor as a dashed rule when the scenario has one.
@@ -369,7 +370,8 @@ def debt_and_dscr(
     `monthly` holds date, debt_balance_usd [USD] and dscr [x]; money is scaled to `money_unit`.
     With `test_months`, it also holds dscr_test [x], the ratio the covenant tests (CFADS and debt
     service summed over the trailing `test_months`): that is the line the floor is read against,
-    each month's own DSCR drawn beside it, lighter, both named in a legend.
+    each month's own DSCR drawn beside it, lighter, both named in a legend (one label a line
+    with `legend_columns` 1: side by side they run past a phone's width).
     """
     fmt = usd_format(money_unit)
     columns = ["date", "debt_balance_usd", "dscr", *(["dscr_test"] if test_months else [])]
@@ -403,7 +405,10 @@ def debt_and_dscr(
         colour = alt.Color(
             "line:N",
             scale=alt.Scale(domain=list(lines.values()), range=["#e45756", DSCR_MONTH_COLOUR]),
-            legend=wrapped_legend(title=None, orient="top"),  # never cut at a narrow width
+            # labels never cut ("trailing 12 m…")
+            legend=wrapped_legend(
+                title=None, orient="top", **({"columns": legend_columns} if legend_columns else {})
+            ),
         )
         y = alt.Y("ratio:Q", title="DSCR [x]", axis=alt.Axis(format=".2f"))
         layers = []

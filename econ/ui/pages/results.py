@@ -384,7 +384,9 @@ def render() -> None:
             # the floor is read against the DSCR the covenant tests (its trailing window, as
             # the headroom tile measures it), each month's own drawn beside it
             window = charts.dscr_test_window(covenants)
-            charts.show(charts.debt_and_dscr(monthly, money, covenants.dscr_floor, window))
+            charts.show(
+                charts.debt_and_dscr(monthly, money, covenants.dscr_floor, window, legend_columns=1)
+            )
             lines = (
                 f"Lines: the DSCR the covenant tests, cash available for debt service over "
                 f"interest and principal due summed over the trailing {window} months, and each "
