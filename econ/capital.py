@@ -1027,6 +1027,12 @@ def _check_tranche(s: dict) -> None:
             cap <= s["conversion_price_usd"],
             "expected a cap price above the conversion price [USD/share]",
         )
+        check(
+            "capped_call_cost_share",
+            ~np.isnan(cap) & (s["capped_call_cost_share"] == 0),
+            "a capped call with a cap price and no premium paid offsets dilution for free; "
+            "expected a capped_call_cost_share above 0 with capped_call_cap_price_usd",
+        )
     if kind == "delayed_draw_term_loan" and s["draw_months"] is not None:
         months, shares = s["draw_months"], s["draw_shares"]
         if shares is None or np.shape(months) != np.shape(shares):

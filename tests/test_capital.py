@@ -601,6 +601,7 @@ def test_equity_irr_with_a_deep_loss(flows, root):
         ({**CONVERT, "conversion_price_usd": 0.0}, "conversion price must be > 0"),
         ({**CONVERT, "conversion_price_usd": -5.0}, "conversion price must be > 0"),
         ({**CONVERT, "capped_call_cap_price_usd": 100.0}, "cap price above the conversion"),
+        ({**CONVERT, "capped_call_cost_share": 0.0}, "offsets dilution for free"),
         (
             {
                 **TERM,

@@ -174,6 +174,13 @@ def test_frozen_and_strict():
         (changed(2, conversion_price_usd=120.0), "exactly one of conversion_price_usd"),
         (changed(2, capped_call_cap_premium=0.1), "not above the conversion price"),
         (changed(2, capped_call_cap_premium=None), "needs capped_call_cap_premium"),
+        # a cap with no premium paid: before, the call offset 186 of the ready-made stack's
+        # 2,518 shares (share price +50% a year) for free
+        (
+            changed(2, capped_call_cost_share=0.0),
+            "capped_call_cap_premium 1 with capped_call_cost_share 0: a capped call bought for "
+            "nothing",
+        ),
         (changed(2, reference_share_price_usd=None), "reference_share_price_usd is needed"),
         # draw schedules
         (
@@ -287,3 +294,26 @@ def test_compile_stepped_and_fixed_curves():
     rate = result.tranches["ddtl"]["rate_annual"]
     np.testing.assert_allclose(rate[0, [1, 12, 13]], [0.085, 0.075, 0.075])
     np.testing.assert_allclose(rate[1, 1:61], 0.08)
+
+
+def test_a_capped_call_cap_without_its_premium_is_refused_by_the_cli(tmp_path, capsys):
+    """Found by a credit review: the ready-made stack with capped_call_cost_share = 0 (and its
+    share price growing 50% a year) ran, paid no premium, and its capped call still delivered 186
+    of the 2,518 conversion shares: a dilution hedge for free. Now exit 3, one line naming it."""
+    import tomli_w
+
+    from econ.cli import main
+    from econ.scenario import read_toml
+    from tests.conftest import ROOT
+
+    data = read_toml(ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72-capital-stack.toml")
+    notes = data["financing"]["tranches"][2]
+    notes["capped_call_cost_share"] = 0.0
+    notes["share_price_growth_annual"] = 0.5
+    path = tmp_path / "free_call.toml"
+    path.write_text(tomli_w.dumps(data))
+    assert main(["project", str(path), "--format", "json"]) == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert "financing.tranches[2]" in err[0]
+    assert "capped_call_cap_premium 1 with capped_call_cost_share 0" in err[0]

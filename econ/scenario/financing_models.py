@@ -406,6 +406,14 @@ class ConvertibleNotes(SeniorNotes):
             raise ValueError(
                 f"tranche '{self.name}': a capped call needs capped_call_cap_premium (its cap)"
             )
+        if self.capped_call_cost_share == 0 and self.capped_call_cap_premium is not None:
+            raise ValueError(
+                f"tranche '{self.name}': capped_call_cap_premium {self.capped_call_cap_premium:g} "
+                "with capped_call_cost_share 0: a capped call bought for nothing would offset "
+                "the conversion's dilution for free; expected capped_call_cost_share above 0 "
+                "(the premium paid at issue, ~13% of the face for the seed operator's notes), "
+                "or no capped_call_cap_premium for notes without a capped call"
+            )
         cap = self.cap_price_usd()
         if cap is not None and cap <= self.conversion_price():
             raise ValueError(
