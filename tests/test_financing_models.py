@@ -217,7 +217,11 @@ def test_bad_input(data, message):
 def test_duplicate_names_and_two_residual_equities():
     data = copy.deepcopy(BASE)
     data["tranches"][1]["name"] = "ddtl"
-    with pytest.raises(ValidationError, match="'ddtl' is used more than once"):
+    with pytest.raises(
+        ValidationError,
+        match=r"'ddtl' is used more than once \(financing.tranches\[0\] and "
+        r"financing.tranches\[1\]\); expected a distinct name",
+    ):
         CapitalStack.model_validate(data)
     data = copy.deepcopy(BASE)
     data["tranches"].append({"type": "equity", "name": "more"})

@@ -535,8 +535,12 @@ class CapitalStack(Section):
         names = [t.name for t in self.tranches]
         duplicates = sorted({x for x in names if names.count(x) > 1})
         if duplicates:
+            places = " and ".join(
+                f"financing.tranches[{i}]" for i, x in enumerate(names) if x == duplicates[0]
+            )
             raise ValueError(
-                f"tranche name '{duplicates[0]}' is used more than once; give each a distinct name"
+                f"tranche name '{duplicates[0]}' is used more than once ({places}); expected a "
+                "distinct name for each tranche (the tranche tables and warnings name them)"
             )
         shares = sum(t.share_of_capex or 0.0 for t in self.tranches)
         if shares > 1 + 1e-9:
