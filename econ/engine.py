@@ -4336,7 +4336,7 @@ def _over_collateral_message(ctx, i) -> str:
     basis = "resale value" if ctx["resale_collateral"][i] else "book value"
     text = f"the loan is larger than its collateral (the GPUs' {basis}) in {months}, first in month {first}"
     if math.isfinite(peak):
-        text += f": LTV up to {peak:.2f}x"
+        text += f": LTV up to {peak:,.1%}"  # a percentage, as an LTV covenant's breach says it
     if worthless:
         text += f"; in {_months(worthless)} the collateral is worth nothing (the loan is unsecured)"
     return text

@@ -740,7 +740,7 @@ def test_a_loan_over_its_collateral_a_loan_life_cover_below_1_and_late_losses_ar
     assert (first, round(peak, 2)) == (28, 21.6)
     assert any(
         f"larger than its collateral (the GPUs' book value) in {over.sum()} months, first in "
-        f"month {first}: LTV up to {peak:.2f}x" in w
+        f"month {first}: LTV up to {peak * 100:,.1f}%" in w
         for w in said
     ), said
     short = m["llcr"] < 1
