@@ -55,16 +55,21 @@ if __name__ == "__main__":
 """
 
 
+def run_script(folder, text: str) -> subprocess.CompletedProcess:
+    """`text` run as a script of its own in `folder`, within 120 s (a hang fails, not waits)."""
+    script = folder / "script.py"
+    script.write_text(text)
+    return subprocess.run(
+        [sys.executable, str(script)], cwd=folder, capture_output=True, text=True,
+        timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )  # fmt: skip
+
+
 def test_a_worker_killed_halfway_through_sending_its_result_ends_the_run(tmp_path):
     """concurrent.futures' pool waited forever for the rest of the message (its workers share
     one result pipe): the run, its shutdown and the interpreter's exit hung (seen in CI as a
     killed-worker test that did not end in 300 s)."""
-    script = tmp_path / "half_sent.py"
-    script.write_text(HALF_SENT)
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
-        timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    done = run_script(tmp_path, HALF_SENT)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[-1] == "closed"
@@ -88,13 +93,7 @@ def test_workers_whose_parent_is_killed_end_quietly(tmp_path):
     """A worker that finished its task after the run's process was killed (SIGKILL, the OOM
     killer) took the closed pipe for a result that cannot be pickled, failed to send that too,
     and printed both tracebacks (31 lines per worker) on the terminal's stderr."""
-    script = tmp_path / "parent_killed.py"
-    script.write_text(PARENT_KILLED)
-    # Ends when every process holding its stderr has: the workers too.
-    done = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True,
-        timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )  # fmt: skip
+    done = run_script(tmp_path, PARENT_KILLED)  # ends when its workers have (they hold stderr)
     assert done.returncode == -signal.SIGKILL
     assert done.stderr == ""
 
