@@ -113,6 +113,37 @@ def test_missing_name_and_version_exit_3(library_url, capsys):
     assert rc == 3 and "--tag 'has space'" in err
 
 
+def test_save_of_a_library_name_points_to_restore(tmp_path, capsys, monkeypatch):
+    """`econ library save library:NAME@V` names no file: it said 'library:NAME@1: file not found'
+    while save's help offered library:NAME[@VERSION]; it is refused naming restore, nothing saved.
+    A file that has such a name (in an imported folder, say) is still a file."""
+    url = f"sqlite:///{tmp_path / 'library.db'}"
+    monkeypatch.setenv("ECON_LIBRARY", url)
+    assert econ(capsys, "library", "save", SEED)[0] == 0
+    for ref, again in ((f"{SEED_NAME}@1", f"{SEED_NAME}@1"), (SEED_NAME, f"{SEED_NAME}@V")):
+        rc, out, err = econ(capsys, "library", "save", f"library:{ref}")
+        assert rc == 3 and out == "" and "Traceback" not in err
+        assert err == (
+            f"error: library:{ref}: a version stored in the library, not a file; expected a "
+            f"scenario TOML file to save (`econ library restore {again}` saves a stored version "
+            "again as the newest)\n"
+        )
+    with pytest.raises(LibraryError, match="not a file"):
+        open_library(url).save_file(f"library:{SEED_NAME}@1")
+    assert len(open_library(url, create=False).history(SEED_NAME)) == 1
+    monkeypatch.chdir(tmp_path)
+    Path(f"library:{SEED_NAME}@1").write_text(SEED.read_text())
+    assert econ(capsys, "library", "save", f"library:{SEED_NAME}@1")[0] == 0
+    help_text = subprocess.run(
+        [sys.executable, "-m", "econ", "library", "save", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
+    assert "library:NAME" not in help_text
+
+
 def test_list_filters_by_tag_hardware_and_model(library_url, tmp_path, capsys):
     econ(capsys, "library", "save", SEED, "--tag", "board-q3")
     econ(capsys, "library", "save", edited(tmp_path, "gpu_count = 72", "gpu_count = 144"))

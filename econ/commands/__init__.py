@@ -44,6 +44,8 @@ def examples(*commands: str) -> dict:
 
 SCENARIO_HELP = "scenario TOML file, the name of a ready-made one, or library:NAME[@VERSION]"
 """What a command's scenario argument takes (`scenario_path`)."""
+SCENARIO_FILE_HELP = "scenario TOML file, or the name of a ready-made one"
+"""What `econ library save` takes: a file to store (a stored version is saved again by restore)."""
 SCENARIO_FILES_HELP = "scenario TOML files, names of ready-made ones, or library:NAME[@VERSION]"
 """The same for several scenarios."""
 

@@ -25,7 +25,7 @@ import math
 import sys
 import unicodedata
 
-from econ.commands import SCENARIO_HELP, Number, add_format, scenario_path
+from econ.commands import SCENARIO_FILE_HELP, Number, add_format, scenario_path
 from econ.library import HEADER, LibraryError, default_path, parse_ref, split_header
 from econ.text import printable
 
@@ -61,7 +61,7 @@ def register(subparsers) -> None:
         return sub
 
     s = add("save", "save a scenario file as a new version of its name", _save)
-    s.add_argument("file", metavar="FILE", help=SCENARIO_HELP)
+    s.add_argument("file", metavar="FILE", help=SCENARIO_FILE_HELP)
     s.add_argument("--message", "-m", default="", help=MESSAGE_HELP)
     s.add_argument(
         "--tag",

@@ -48,6 +48,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from econ import __version__
 from econ.library import (
     HEADER,
+    PREFIX,
     LibraryError,
     Ref,
     command_line,
@@ -83,7 +84,7 @@ from econ.scenario.io import (
 from econ.scenario.migrations import file_version, migrate
 from econ.scenario.section import check_name
 from econ.sources import source_files, sources_sha256
-from econ.text import listed
+from econ.text import clipped, listed
 
 REVISION_TABLE = "econ_library_revision"
 """Alembic's version table, named for econ so it cannot clash with another tool's."""
@@ -2523,7 +2524,17 @@ def read_scenario_text(path: str | os.PathLike) -> str:
     """A scenario file's text, read by the reader of `econ validate` (econ.scenario.io.read_toml),
     whose errors name the file: missing, a folder, a device or FIFO, larger than 1 MB, not UTF-8,
     empty, bad TOML, nested too deeply. A UTF-8 byte-order mark is accepted and not kept: it marks
-    the encoding, not the text."""
+    the encoding, not the text. `library:NAME[@V]`, which names a stored version wherever a
+    scenario is read, is refused here unless a file has that name: a stored version is saved
+    again by `restore`, and read as "file not found" it sent the user looking for a file."""
+    if str(path).startswith(PREFIX) and not os.path.lexists(path):
+        ref = str(path).removeprefix(PREFIX)
+        again = ref if "@" in ref else f"{ref}@V"
+        raise LibraryError(
+            f"{clipped(path)}: a version stored in the library, not a file; expected a scenario "
+            f"TOML file to save (`econ library restore {clipped(again)}` saves a stored "
+            "version again as the newest)"
+        )
     read_toml(path)
     try:
         raw = read_bounded(Path(path), MAX_SCENARIO_BYTES, "a TOML scenario file")
