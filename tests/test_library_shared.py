@@ -166,6 +166,36 @@ def test_a_save_blocked_by_a_held_row_lock_stops_waiting(postgres_url, postgres_
         assert [v.version for v in library.history(SEED_NAME)] == [1]
 
 
+def test_a_save_whose_commit_loses_the_connection_does_not_say_nothing_changed(
+    postgres_url, monkeypatch
+):
+    """The server commits a save, then the connection drops before its reply reaches econ: the
+    version is stored, and econ said 'nothing was changed' (a user trusting it saves again). The
+    message now says the write may have been made and how to tell."""
+    import psycopg
+
+    with open_library(postgres_url) as library:
+        library.save_file(SEED)
+    commit = psycopg.Connection.commit
+
+    def commit_then_drop(self):  # the COMMIT reached the server; its reply never came back
+        commit(self)
+        self.pgconn.finish()
+        raise psycopg.OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(psycopg.Connection, "commit", commit_then_drop)
+    with open_library(postgres_url) as library:
+        with pytest.raises(LibraryError) as caught:
+            library.save_file(SEED, message="second")
+    monkeypatch.undo()
+    message = str(caught.value)
+    assert "saving failed" in message and "nothing was changed" not in message
+    assert "the connection was lost while the server was committing the write" in message
+    assert "`econ library history NAME`" in message
+    with open_library(postgres_url) as library:
+        assert [v.version for v in library.history(SEED_NAME)] == [1, 2]
+
+
 # --- 9 and 5. roles: the documented grants, their messages, a reader's diff (PostgreSQL) -------
 
 

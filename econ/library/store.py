@@ -115,6 +115,14 @@ _INFO_COLUMNS = [c for c in versions.c if c.name != "toml_text"]
 """The columns of a version's details: `list` and `history` never read the texts."""
 
 
+_COMMIT_UNKNOWN = (
+    "the connection was lost while the server was committing the write, so it may have been "
+    "made: `econ library history NAME` (or `econ library list`) shows whether it was, before "
+    "it is made again"
+)
+"""Said instead of "nothing was changed" of a write whose COMMIT lost its connection."""
+
+
 class _DatabaseFailure(LibraryError):
     """A failure of the database itself (a full disk, a lock, a permission), not of the input."""
 
@@ -1486,8 +1494,15 @@ class Library:
     def _write(self, engine: sa.Engine | None = None) -> Iterator[sa.Connection]:
         with (engine or self._engine).connect() as conn:
             conn.execution_options(**{_WRITE: True})
-            with conn.begin():
+            with conn.begin() as transaction:
                 yield conn
+                try:
+                    transaction.commit()
+                except sa.exc.DBAPIError as exc:
+                    # the connection lost while the server commits: the write may have been made
+                    # (`_guard` says so, rather than "nothing was changed")
+                    exc.econ_commit_unknown = exc.connection_invalidated
+                    raise
 
     def _transaction(self, run, doing: str):
         """run(conn) in a write transaction (retried when a unique constraint collides); in a
@@ -1587,6 +1602,8 @@ class Library:
                 file=self._file,
                 upgrading=owner,
             )
+            if getattr(exc, "econ_commit_unknown", False):
+                message = message.replace("; nothing was changed", f"; {_COMMIT_UNKNOWN}", 1)
             raise _DatabaseFailure(message) from None
 
     def _open(self) -> None:
