@@ -398,3 +398,21 @@ def test_export_writes_no_first_line_for_a_name_the_line_cannot_hold():
     assert export_text("a-plan", 3, "x = 1\n") == "# econ library: a-plan@3\nx = 1\n"
     for name in ("team@q3", "line\nbreak", "esc\x1b[2J"):  # stored before names were checked
         assert export_text(name, 3, "x = 1\n") == "x = 1\n"
+
+
+def test_history_of_a_deleted_scenario_says_it_is_deleted(tmp_path, capsys, monkeypatch):
+    """`econ library history` of a deleted scenario printed its versions and nothing else, so the
+    scenario read as in use until library:NAME was refused; a note on stderr now says it is
+    deleted and how to bring it back (the table and the JSON, whose versions say deleted, as
+    before)."""
+    monkeypatch.setenv("ECON_LIBRARY", f"sqlite:///{tmp_path / 'library.db'}")
+    assert econ(capsys, "library", "save", SEED)[0] == 0
+    rc, out, err = econ(capsys, "library", "history", SEED_NAME)
+    assert rc == 0 and err == ""
+    assert econ(capsys, "library", "delete", SEED_NAME)[0] == 0
+    rc, deleted_out, err = econ(capsys, "library", "history", SEED_NAME)
+    assert rc == 0 and deleted_out == out
+    assert err == (
+        f"note: {SEED_NAME} is deleted, so library:{SEED_NAME} is refused; "
+        f"`econ library restore {SEED_NAME}@1` brings it back\n"
+    )

@@ -322,6 +322,13 @@ def _history(args) -> int:
         _json({"name": args.name, "versions": [i.to_json() for i in infos]})
     else:
         print(_version_rows(infos, with_name=False))
+        if infos and infos[-1].deleted:  # (the table alone read as a scenario still in use)
+            last = f"{infos[-1].name}@{infos[-1].version}"
+            note = (
+                f"note: {infos[-1].name} is deleted, so library:{infos[-1].name} is refused; "
+                f"{library.suggest('restore', last)} brings it back"
+            )
+            print(_printable(note), file=sys.stderr)
     return EXIT_OK
 
 
