@@ -745,3 +745,27 @@ def test_concurrent_saves_of_look_alike_new_names_store_one(library_url, tmp_pat
     assert all("already in library" in str(e) for e in refused), refused
     with open_library(library_url) as library:
         assert [i.name for i in library.list()] == saved
+
+
+@pytest.mark.parametrize(
+    "url", ["postgresql+psycopg://ada:pw@db.example:5432", "postgresql://ada@db.example/"]
+)
+def test_a_url_naming_no_database_is_refused(url, capsys, monkeypatch):
+    """A PostgreSQL URL without its database opened the one named like the user: a superuser's
+    first save made the library in the maintenance database 'postgres' (where teammates never
+    look), and another user was told the server 'holds no database of the name the library URL
+    gives' though it gave none. It is refused before any connection; PGDATABASE or ?dbname=
+    still name one."""
+    monkeypatch.delenv("PGDATABASE", raising=False)
+    rc, out, err = econ(capsys, "library", "list", "--library", url)
+    assert rc == 3 and out == "" and "pw" not in err
+    assert err.startswith("error: --library = postgresql") and err.count("\n") == 1
+    assert "names no database; expected postgresql+psycopg://USER@HOST/DATABASE" in err
+    with pytest.raises(LibraryError, match="names no database"):
+        open_library(url)
+    # a database named otherwise: the host is tried (and is not known)
+    with pytest.raises(LibraryError, match="the host name is not known"):
+        open_library("postgresql+psycopg://ada@db.example/?dbname=econ")
+    monkeypatch.setenv("PGDATABASE", "econ")
+    with pytest.raises(LibraryError, match="the host name is not known"):
+        open_library(url)

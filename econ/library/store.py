@@ -1943,6 +1943,14 @@ def _make_engine(text: str, source: str, timeout_s: float | None, create: bool =
                 f"{source} = {shown}: more than one '@' before the host; expected "
                 "USER:PASSWORD@HOST, with an '@' in the password written as %40"
             )
+        if not (url.database or url.query.get("dbname") or os.environ.get("PGDATABASE")):
+            # libpq would open the database named like the user: a library read or made in
+            # another database than the team's ('postgres', the superuser's), or one said to be
+            # missing though the URL named none
+            raise LibraryError(
+                f"{source} = {shown}: names no database; expected "
+                "postgresql+psycopg://USER@HOST/DATABASE, the library's own database"
+            )
         display = hide_credentials(url.render_as_string(hide_password=True))
         args = {} if "connect_timeout" in url.query else {"connect_timeout": PG_CONNECT_TIMEOUT_S}
         try:
