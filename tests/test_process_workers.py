@@ -39,12 +39,10 @@ def die_halfway_through_sending(index: int):
 
 
 HALF_SENT = """\
-import time
 from econ.analysis import make_executor, executors
 from tests.test_process_workers import die_halfway_through_sending
 
 if __name__ == "__main__":
-    began = time.monotonic()
     try:
         with make_executor("process", workers=2) as executor:
             for _ in executor.map_unordered(die_halfway_through_sending, range(20)):
