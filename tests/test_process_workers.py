@@ -107,6 +107,15 @@ def slow_identity(x: int) -> int:
     return x
 
 
+def start_a_process(x: int) -> int:
+    import multiprocessing
+
+    child = multiprocessing.get_context("spawn").Process(target=abs, args=(x,))
+    child.start()
+    child.join()
+    return x
+
+
 def test_a_task_error_is_raised_with_the_workers_traceback_and_the_pool_goes_on():
     with executors.make_executor("process", workers=2) as executor:
         with pytest.raises(ValueError, match="task 2 refused") as caught:
@@ -116,6 +125,14 @@ def test_a_task_error_is_raised_with_the_workers_traceback_and_the_pool_goes_on(
         assert "fail_on_two" in cause.text and "ValueError: task 2 refused" in cause.text
         # The same executor again: every result, no reply left over from the failed map.
         assert sorted(executor.map_unordered(fail_on_two, [0, 1, 3, 4])) == [0, 10, 30, 40]
+
+
+def test_a_task_that_starts_a_process_is_refused_as_docs_batch_says():
+    """The workers are daemon processes (docs/batch.md, the process engine's paragraph)."""
+    with executors.make_executor("process", workers=1) as executor:
+        with pytest.raises(AssertionError, match="daemonic processes are not allowed"):
+            list(executor.map_unordered(start_a_process, [1]))
+    assert (ROOT / "docs" / "batch.md").read_text().count("daemonic processes are not") == 1
 
 
 def test_a_map_stopped_early_leaves_no_stale_result_for_the_next():
@@ -261,9 +278,12 @@ def test_results_that_came_back_are_given_before_a_lost_worker_ends_the_map(monk
         time.sleep(3.0)
         return later(ready, timeout)
 
-    monkeypatch.setattr(workers, "wait", slow_wait)
     got = []
     with executors.make_executor("process", workers=2) as executor:
+        # Both workers started first: on a loaded machine a worker that took over 3 s to start
+        # computed task 0 late, took task 2 before its timer ended it, and the map finished.
+        assert sorted(executor.map_unordered(slow_identity, range(4))) == [0, 1, 2, 3]
+        monkeypatch.setattr(workers, "wait", slow_wait)
         with pytest.raises(executors.WorkerLostError):
             for result in executor.map_unordered(reply_then_end, range(4)):
                 got.append(result)

@@ -125,7 +125,8 @@ class ProcessExecutor(Executor):
     """Runs tasks in `workers` local processes (forkserver start method where available, so
     threads of the calling process are never forked), each with a pipe of its own
     (`econ.analysis.workers`): a worker that ends at any point of a task ends the run with
-    WorkerLostError at once, never a hang."""
+    WorkerLostError at once, never a hang. The workers are daemon processes: a task cannot start
+    processes of its own (Python raises "daemonic processes are not allowed to have children")."""
 
     name = "process"
 
