@@ -83,7 +83,8 @@ def test_a_refused_tag_is_named_not_hidden_as_a_location(library_url):
     by_label(at.text_input, "Tags").input("q3 </b>")
     save(at, "tagged")
     [error] = at.error
-    assert "--tag 'q3 \\</b>': expected a label of letters" in error.value
+    assert "tag 'q3 \\</b>': expected a label of letters" in error.value
+    assert "--tag" not in error.value  # (the page has a Tags box, no option)
     assert "cannot be used" not in error.value
     assert by_label(at.text_input, "Tags").value == "q3 </b>"  # kept, to correct
     assert [i.value for i in at.info] == ["The library is empty."]

@@ -2121,7 +2121,7 @@ def hide_location(text: str, url: str, typed: Iterable[str] = ()) -> str | None:
     None where a URL or an absolute path is still left after that (a driver's message quoting
     another form of it): the caller then shows a message of its own and logs this one. `typed`:
     texts the visitor typed (a tag, a name), which the message may quote back ('...') however
-    much they look like a path ("--tag 'q3 </b>'" holds "/b>'").
+    much they look like a path ("tag 'q3 </b>'" holds "/b>'").
     """
     forms = _location_forms(url)
     out = text
@@ -2667,7 +2667,7 @@ def _check_tags(values: Sequence[str] | str) -> list[str]:
             )
         if not _TAG.match(tag) or len(tag) > TAG_LENGTH:
             raise LibraryError(
-                f"--tag {tag!r}: expected a label of letters, digits and . _ : / + - (at most "
+                f"tag {tag!r}: expected a label of letters, digits and . _ : / + - (at most "
                 f"{TAG_LENGTH} characters, starting with a letter or digit), e.g. board-2026q3"
             )
     return sorted(set(values))
