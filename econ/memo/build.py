@@ -29,6 +29,7 @@ from econ.scenario.io import (
 )
 from econ.scenario.models import Scenario
 from econ.scenario.paths import allowed_folders, path_fields, resolve_inside
+from econ.sources import code_fingerprint
 
 MEMO_FORMAT = 1
 """Version of the stamp layout; `econ verify` refuses layouts it does not know."""
@@ -684,6 +685,7 @@ def build_memo(
         "kind": "econ-memo",
         "memo_format": MEMO_FORMAT,
         "econ_version": __version__,
+        "econ_code": code_fingerprint(),
         "scenario_name": scenario.name,
         "scenario_sha256": scenario_sha256(scenario),
         "catalogs": dict(sorted(catalog_versions().items())),

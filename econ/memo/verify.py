@@ -55,6 +55,7 @@ from econ.provenance import catalog_versions, scenario_sha256
 from econ.scenario.errors import ScenarioError
 from econ.scenario.io import MAX_FILE_BYTES
 from econ.scenario.paths import path_fields
+from econ.sources import HASH_CHARS
 from econ.text import clipped
 
 RELATIVE_TOLERANCE = 1e-9
@@ -376,6 +377,10 @@ STAMP_TEXT_FORMS = (
     ("econ_version", re.compile(r"[0-9A-Za-z.+!-]{1,64}"), "a version number such as 0.1.0"),
 )
 """Stamp texts the memo shows verbatim, and the forms econ writes them in (`fullmatch`)."""
+ECON_CODE_FORM = re.compile(rf"[0-9A-Za-z.!-]{{1,64}}\+[0-9a-f]{{{HASH_CHARS}}}")
+"""The form of the stamp's econ_code (econ.sources.code_fingerprint), shown verbatim too; null
+where the code was unknown, absent from memos written before econ stamped it. It is not compared
+with the code that verifies the memo: the figures are what is checked."""
 
 
 def _check_stamp(stamp: dict, file: str) -> None:
@@ -418,6 +423,13 @@ def _check_stamp(stamp: dict, file: str) -> None:
     # that no sentence can ride in them (a re-rendering would show it again and match).
     for key, form, expected in STAMP_TEXT_FORMS:
         expect(form.fullmatch(stamp[key]) is not None, key, stamp[key], expected)
+    code = stamp.get("econ_code")
+    expect(
+        code is None or (isinstance(code, str) and ECON_CODE_FORM.fullmatch(code) is not None),
+        "econ_code",
+        code,
+        "null or econ's version and 40 hex digits of its source files' SHA-256, e.g. 0.1.0+3f2a...",
+    )
     expect(
         isinstance(stamp["scenario_toml"], str),
         "scenario_toml",
