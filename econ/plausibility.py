@@ -65,6 +65,20 @@ MAX_PLAUSIBLE_USD_PER_GPU_HOUR = 100.0
 highest price of the rental index econ ships (CCIR's tier-1 GB200 rate, 13.52, 2026-05-13) and 12
 times the 2023 peak of H100 rentals (above 8, models/reference_figures.csv); a figure above it is
 most likely a price per month, per node of several GPUs or in cents (docs/market.md)."""
+MIN_PLAUSIBLE_HARDWARE_USD_PER_GPU = 1_000.0
+"""The lowest hardware price per GPU taken without a warning [USD/GPU]: a twenty-fifth of the
+lowest GPU price models/reference_figures.csv holds (an H100 at 25,000 USD, Raymond James via Epoch
+AI, 2023). A price typed in thousands of USD (3,100 for a 3.1 million USD rack: 43 USD per GPU)
+or one GPU's price typed as a system's falls below it."""
+MAX_PLAUSIBLE_HARDWARE_USD_PER_GPU = 700_000.0
+"""The highest hardware price per GPU taken without a warning [USD/GPU]: ten times the highest
+that models/reference_figures.csv gives (a GB200 NVL72 rack at the 5 million USD some quote,
+69,444 USD per GPU). A rack's price typed per GPU, a price in cents or one with three zeros too
+many (3.1e9 for a 3.1 million USD rack: 43 million USD per GPU) falls above it."""
+LIKELY_HARDWARE_USD_PER_GPU = (5_000.0, 100_000.0)
+"""Where a slip's reading of a hardware price outside the band must land to be offered as what
+was meant [USD/GPU]: a fifth of an H100's 25,000 to 1.44 times the 69,444 per GPU of a 5 million
+USD GB200 NVL72 rack (models/reference_figures.csv)."""
 COLO_WARN_FACTOR = 10.0
 """How far from CBRE's colocation price (CBRE_COLO_USD_PER_KW_MONTH, 184.06 USD/kW-month) a price
 may be before it is warned of [ratio]: 18.41 to 1,840.60 USD/kW-month. CBRE's other figures
@@ -258,6 +272,41 @@ def rental_price_message(path: str, value: float) -> str:
     )
 
 
+def hardware_price_message(gpu_price: float, system_price: float, gpus_per_system: int) -> str:
+    """The warning of a hardware price per GPU outside the band: `capex.gpu_price_usd` where it
+    is given (not NaN), else `capex.system_price_usd` over `gpus_per_system`."""
+    low, high = MIN_PLAUSIBLE_HARDWARE_USD_PER_GPU, MAX_PLAUSIBLE_HARDWARE_USD_PER_GPU
+    per_system = np.isnan(gpu_price)
+    per_gpu = system_price / gpus_per_system if per_system else gpu_price
+    if per_gpu < low:
+        side = (
+            f"below {low:,.0f}, a twenty-fifth of an H100's 25,000 (the lowest GPU price of "
+            "models/reference_figures.csv)"
+        )
+        readings = [("a price in thousands of USD", 1e3, "")]
+        if per_system and gpus_per_system > 1:
+            readings.append(("one GPU's price typed as the system's", gpus_per_system, ""))
+    else:
+        side = (
+            f"above {high:,.0f}, ten times the highest of models/reference_figures.csv (a GB200 "
+            "NVL72 rack at 5 million USD, 69,444 per GPU)"
+        )
+        readings = [("a price in cents", 1e-2, ""), ("a price with three zeros too many", 1e-3, "")]
+        if not per_system:
+            readings.append(("the price of an 8-GPU server typed per GPU", 1 / 8, ""))
+            readings.append(("the price of a 72-GPU rack typed per GPU", 1 / 72, ""))
+    slip = _slips(per_gpu, *LIKELY_HARDWARE_USD_PER_GPU, "USD per GPU", readings)
+    given = (
+        f"capex.system_price_usd = {_figure(system_price)} USD for a system of "
+        f"{gpus_per_system:,} GPUs is {_figure(per_gpu)} USD per GPU,"
+        if per_system
+        else f"capex.gpu_price_usd = {_figure(gpu_price)} USD per GPU is"
+    )
+    return f"{given} {side}; expected the hardware's price in USD" + (
+        f": was it {slip}?" if slip else ""
+    )
+
+
 def throughput_message(value: float, hardware: str) -> str:
     best, what, measured_on = reference(hardware)
     on = f"on {measured_on}" if measured_on else "on any hardware"
@@ -340,6 +389,7 @@ def input_warnings(b: ScenarioBatch) -> tuple[list[list[str]], list[list[str]]]:
     """The warnings of the batch's implausible inputs: (per row: prices, throughput and SLO of a
     fleet or vintage; per scenario: its facility). Flags are computed on whole columns, and only
     the flagged rows' messages are written."""
+    from econ.capex import hardware_usd_per_gpu
     from econ.facility import FACILITY_MODES
     from econ.power import it_kw_per_gpu
 
@@ -363,6 +413,19 @@ def input_warnings(b: ScenarioBatch) -> tuple[list[list[str]], list[list[str]]]:
             _outside(values, MIN_PLAUSIBLE_USD_PER_GPU_HOUR, MAX_PLAUSIBLE_USD_PER_GPU_HOUR),
             lambda r, path=path, values=values: rental_price_message(path, float(values[r])),
         )
+    gpu_price, system_price = b["capex.gpu_price_usd"], b["capex.system_price_usd"]
+    per_system = b["capex.gpus_per_system"]
+    add(
+        rows,
+        _outside(
+            hardware_usd_per_gpu(gpu_price, system_price, per_system),
+            MIN_PLAUSIBLE_HARDWARE_USD_PER_GPU,
+            MAX_PLAUSIBLE_HARDWARE_USD_PER_GPU,
+        ),
+        lambda r: hardware_price_message(
+            float(gpu_price[r]), float(system_price[r]), int(per_system[r])
+        ),
+    )
     code = b.extras.get("throughput.catalog_reference")
     tokens = b["throughput.tokens_per_s_per_gpu"]
     if code is not None and np.any(

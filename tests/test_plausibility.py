@@ -29,10 +29,22 @@ def _about(prefix: str, warnings: list[str]) -> list[str]:
     return [w for w in warnings if w.startswith(prefix)]
 
 
-def _reference(item: str) -> float:
+def _reference_row(item: str) -> dict[str, str]:
     with open(REFERENCE, newline="", encoding="utf-8") as fh:
-        (value,) = [row["value"] for row in csv.DictReader(fh) if row["item"] == item]
-    return float(value)
+        (row,) = [row for row in csv.DictReader(fh) if row["item"] == item]
+    return row
+
+
+def _reference(item: str) -> float:
+    return float(_reference_row(item)["value"])
+
+
+def _reference_text(item: str) -> str:
+    return _reference_row(item)["value"]
+
+
+def _reference_unit(item: str) -> str:
+    return _reference_row(item)["unit"]
 
 
 def test_no_ready_made_scenario_is_implausible():
@@ -87,6 +99,69 @@ def test_each_row_of_a_sweep_is_checked_on_its_own_price_and_throughput():
     price = [bool(_about("market.price_usd_per_mtok", w)) for w in warnings]
     tokens = [bool(_about("throughput.tokens_per_s_per_gpu", w)) for w in warnings]
     assert price == [False, True, False] and tokens == [False, False, True]
+
+
+# --- hardware price -------------------------------------------------------------------------------
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"  # a 3.1 million USD rack
+
+
+@pytest.mark.parametrize(
+    ("overrides", "said", "reading"),
+    [
+        (  # three zeros too many: no warning before, an NPV of -1.1e10 USD
+            {"capex.system_price_usd": 3.1e9},
+            "capex.system_price_usd = 3,100,000,000 USD for a system of 72 GPUs is 43,055,556 USD "
+            "per GPU, above 700,000",
+            "a price with three zeros too many (43,055.6 USD per GPU)",
+        ),
+        (  # typed in thousands of USD
+            {"capex.system_price_usd": 3100},
+            "is 43.0556 USD per GPU, below 1,000",
+            "a price in thousands of USD (43,055.6 USD per GPU)",
+        ),
+        (  # the price per GPU the seed's source gives, typed as the rack's
+            {"capex.system_price_usd": 43056},
+            "is 598 USD per GPU, below 1,000",
+            "one GPU's price typed as the system's (43,056 USD per GPU)",
+        ),
+        (  # the rack's price typed per GPU
+            {"capex.system_price_usd": None, "capex.gpu_price_usd": 3.1e6},
+            "capex.gpu_price_usd = 3,100,000 USD per GPU is above 700,000",
+            "the price of a 72-GPU rack typed per GPU (43,055.6 USD per GPU)",
+        ),
+    ],
+)
+def test_a_hardware_price_in_another_unit_is_warned_of_with_its_reading(overrides, said, reading):
+    (warning,) = _about("capex.", _warnings(overrides, SEED))
+    assert said in warning
+    assert "; expected the hardware's price in USD: was it " in warning
+    assert reading in warning.rsplit(": was it ", 1)[1]
+
+
+def test_the_hardware_band_is_drawn_from_the_prices_econ_ships():
+    h100 = 25_000  # USD per GPU, the low end of the reference's 25000-30000
+    assert _reference_text("H100 GPU price").startswith(f"{h100}-")
+    assert "some quote 5 million" in _reference_unit("GB200 NVL72 rack")
+    assert pl.MIN_PLAUSIBLE_HARDWARE_USD_PER_GPU * 25 == h100  # "a twenty-fifth"
+    assert round(pl.MAX_PLAUSIBLE_HARDWARE_USD_PER_GPU / (5e6 / 72)) == 10  # "ten times"
+    low, high = pl.LIKELY_HARDWARE_USD_PER_GPU
+    assert low * 5 == h100 and round(high / (5e6 / 72), 2) == 1.44
+    # every price a ready-made scenario gives lies inside the band
+    for path in ready_made_scenarios().values():
+        assert not _about("capex.", _warnings({}, path)), path
+
+
+def test_each_row_and_vintage_is_checked_on_its_own_hardware_price():
+    batch = ScenarioBatch.repeat(
+        load_scenario(SEED), 3, {"capex.system_price_usd": [3.1e6, 3.1e9, 999.0 * 72]}
+    )
+    warnings = project(batch, monthly=False).warnings
+    assert [len(_about("capex.system_price_usd", w)) for w in warnings] == [0, 1, 1]
+    data = scenario_to_dict(load_scenario(REFRESH))
+    data["vintages"][0]["capex"] = {"system_price_usd": 3e9}
+    rows, _ = pl.input_warnings(ScenarioBatch.from_scenarios(validate_dict(data)))
+    assert [len(_about("capex.", r)) for r in rows] == [0, 1]
 
 
 # --- GPU-hour prices ------------------------------------------------------------------------------
@@ -336,6 +411,7 @@ def test_docs_quote_the_warnings():
         ({"facility.colo_usd_per_kw_month": 150000}, "facility.colo_usd_per_kw_month"),
         ({"facility.contracted_kw": 701440}, "facility.contracted_kw"),
         ({"throughput.slo.tpot_p99_s": 80}, "throughput.slo.tpot_p99_s"),
+        ({"capex.system_price_usd": 3.1e8}, "capex.system_price_usd"),
     ):
         (warning,) = _about(prefix, _warnings(overrides))
         assert warning in doc, prefix
