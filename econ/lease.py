@@ -118,24 +118,38 @@ def first_service_month(gpus_rented):
 
 
 def term_warning(term_months, first_month, last_month):
-    """Why a contract term longer than the months in service gives the figures of a shorter one
-    (a string), or None: rent is charged for the months with GPUs in service only
-    (`rent_paid_usd`), so one contract covers them all, cut at the last, and a term of that many
-    months or more gives the same figures.
+    """Why a contract the GPUs leave service during gives the figures of a shorter one (a
+    string), or None: rent is charged for the months with GPUs in service only
+    (`rent_paid_usd`), so a contract that runs past the last of them is cut there, and the rent
+    of its months after it, which a lessee bound to the term would owe, is not counted. So it is
+    with a term longer than the months in service (one contract, cut: any term from that many
+    months gives the same figures) and with a last renewal that starts fewer than a term's
+    months before the service ends (a 60-month term over 72 months in service renews in month
+    61 for 12 of its 60 months).
 
     Parameters
     ----------
     term_months : int  contract term [months]
     first_month, last_month : int  first and last month with GPUs in service [month index]
     """
-    served = int(last_month) - int(first_month) + 1
-    if int(term_months) <= served:
+    first, last, term = int(first_month), int(last_month), int(term_months)
+    served = last - first + 1
+    if term > served:
+        return (
+            f"the {term}-month term is longer than the {served} months the GPUs are in "
+            f"service (months {first}-{last}): the contract is cut at month {last} and rent "
+            f"after it, which a lessee bound to the term would owe, is not counted, so any "
+            f"term from {served} months gives these figures"
+        )
+    runs = served % term
+    if runs == 0:
         return None
     return (
-        f"the {int(term_months)}-month term is longer than the {served} months the GPUs are in "
-        f"service (months {int(first_month)}-{int(last_month)}): the contract is cut at month "
-        f"{int(last_month)} and rent after it, which a lessee bound to the term would owe, is "
-        f"not counted, so any term from {served} months gives these figures"
+        f"the last {term}-month contract, renewed in month {last - runs + 1}, runs {runs} of "
+        f"its {term} months: the GPUs are in service in months {first}-{last}, so it is cut "
+        f"at month {last} and the rent of its other {term - runs} months, which a lessee bound "
+        f"to the term would owe, is not counted (a term that divides the {served} months in "
+        f"service leaves no contract cut short)"
     )
 
 
