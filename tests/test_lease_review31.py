@@ -1,12 +1,18 @@
 """A finance team's review of lease versus own: a last renewal cut short by the end of service is
-said as a term longer than the service is."""
+said as a term longer than the service is, and the library refuses terms, shares, prices and
+rates that the command line refuses, naming the argument, the value and what was expected."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
+import pytest
+
+from econ import load_scenario, project
 from econ.cli import main
-from econ.lease import term_warning
+from econ.errors import InputError
+from econ.lease import lease_vs_own_of_projection, rent_paid_usd, term_warning
 from tests.conftest import SCENARIOS
 
 SEED = next(p for p in SCENARIOS if p.stem == "deepseek-r1-gb200-nvl72")
@@ -42,3 +48,64 @@ def test_the_command_says_a_renewal_is_cut(capsys):
     assert any("renewed in month 61" in w for w in printed["warnings"])
     assert main(["lease-vs-own", str(SEED), "--price", "4", "--term-months", "36"]) == 0
     assert "contract" not in capsys.readouterr().err
+
+
+# --- 2. The library refuses what the command line refuses -------------------------------------
+
+
+@pytest.fixture(scope="module")
+def seed_lines():
+    return project(load_scenario(SEED)).lines
+
+
+def compare(lines, price=4.0, term=36, upfront=0.25, tax=0.21, rate=0.12, debt_rate=None):
+    return lease_vs_own_of_projection(
+        lines,
+        price,
+        term,
+        upfront,
+        np.array([tax]),
+        np.array([rate]),
+        debt_discount_rate_annual=None if debt_rate is None else np.array([debt_rate]),
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        # Reviewer's repro: a term of 0 (or -5) ran as 1 month, lease 8,661,744 USD; 2.5 as 2
+        ({"term": 0}, "term_months = 0: expected a whole number of months, at least 1"),
+        ({"term": -5}, "term_months = -5: expected a whole number of months"),
+        ({"term": 2.5}, "term_months = 2.5: expected a whole number of months"),
+        # a share above 1 made the monthly rent negative: lease 11,672,473 USD at 1.5
+        ({"upfront": 1.5}, "upfront_share = 1.5: expected a share from 0 to 1"),
+        ({"upfront": -1.0}, "upfront_share = -1: expected a share from 0 to 1"),
+        # a negative price gave a negative lease cost; NaN a ValueError on a NaN integer
+        ({"price": -4.0}, "price_usd_per_gpu_hour = -4: expected a finite rental price"),
+        ({"price": np.nan}, "price_usd_per_gpu_hour = nan: expected a finite rental price"),
+        ({"price": np.inf}, "price_usd_per_gpu_hour = inf: expected a finite rental price"),
+        # a tax rate of 1.5 gave a lease cost of -4,959,594 USD and a NaN break-even
+        ({"tax": 1.5}, "tax_rate = 1.5: expected a rate from 0 to below 1"),
+        ({"tax": -0.2}, "tax_rate = -0.2: expected a rate from 0 to below 1"),
+        ({"tax": np.nan}, "tax_rate = nan: expected a rate from 0 to below 1"),
+        ({"rate": -2.0}, "discount_rate_annual = -2: expected a finite rate above -1"),
+        ({"rate": np.nan}, "discount_rate_annual = nan: expected a finite rate above -1"),
+        ({"debt_rate": -1.0}, "debt_discount_rate_annual = -1: expected a finite rate above -1"),
+    ],
+)
+def test_the_library_refuses_bad_terms_naming_them(seed_lines, change, message):
+    with pytest.raises(InputError, match="^" + message.replace("(", r"\(").replace(".", r"\.")):
+        compare(seed_lines, **change)
+
+
+def test_valid_terms_still_run(seed_lines):
+    # the edges of the bounds, and the seed's lease with --renter-pays none (docs/financing.md)
+    assert round(compare(seed_lines)["pv_cost_lease_usd"][0]) == 9_141_923
+    for change in ({"term": 1}, {"upfront": 0.0}, {"upfront": 1.0}, {"price": 0.0}, {"tax": 0.0}):
+        assert np.isfinite(compare(seed_lines, **change)["pv_cost_lease_usd"][0])
+    gpus = np.array([[0.0, 1.0, 2.0, 2.0, 0.0, 0.0]])
+    np.testing.assert_allclose(
+        rent_paid_usd(gpus, 1.0, 2.0, 0.5, 1)[0], [1095, 365, 1460, 730, 0, 0]
+    )
+    with pytest.raises(InputError, match="^term_months = 0: "):
+        rent_paid_usd(gpus, 1.0, 0, 0.5, 1)
