@@ -22,6 +22,8 @@ from econ.arrays import (
     running_max_months,
     running_min_months,
 )
+from econ.bounds import number_text
+from econ.errors import InputError
 from econ.units import MONTHS_PER_YEAR
 
 
@@ -117,10 +119,25 @@ def income_taxed_to_date_usd(annual_taxable_usd, loss_limit=None):
 
 
 def _limited_rows(loss_limit, n: int) -> np.ndarray:
-    """Rows whose losses carried forward may offset less than all of a year's income."""
+    """Rows whose losses carried forward may offset less than all of a year's income.
+
+    Refuses a limit outside (0, 1] (InputError naming it): a negative one taxed more than the
+    year's income (-0.5 taxed 150% of it) and NaN ran as no limit."""
     if loss_limit is None:
         return np.zeros(0, dtype=np.int64)
-    return np.flatnonzero(np.broadcast_to(np.asarray(loss_limit, dtype=float), (n,)) < 1.0)
+    limit = np.broadcast_to(np.asarray(loss_limit, dtype=float), (n,))
+    _refuse_outside(
+        "loss_limit", limit, (limit > 0) & (limit <= 1), "a share above 0 and at most 1"
+    )
+    return np.flatnonzero(limit < 1.0)
+
+
+def _refuse_outside(name: str, values, within, expected: str) -> None:
+    """Raise InputError naming `name`, its first value where `within` is False, and what was
+    `expected` [fraction]."""
+    if not np.all(within):
+        first = np.asarray(values, dtype=float)[~np.asarray(within)].flat[0]
+        raise InputError(f"{name} = {number_text(first)}: expected {expected} [fraction]")
 
 
 def tax_with_loss_carryforward(annual_taxable_usd, tax_rate, loss_limit=None):
@@ -133,8 +150,10 @@ def tax_with_loss_carryforward(annual_taxable_usd, tax_rate, loss_limit=None):
     tax_rate : array (n,)  [fraction]
     loss_limit : array (n,) or None  as `income_taxed_to_date_usd`
     """
+    rate = np.asarray(tax_rate, dtype=float)
+    _refuse_outside("tax_rate", rate, (rate >= 0) & (rate < 1), "a rate from 0 to below 1")
     taxed = income_taxed_to_date_usd(annual_taxable_usd, loss_limit)
-    return np.diff(taxed, axis=1, prepend=0.0) * np.asarray(tax_rate, dtype=float)[:, None]
+    return np.diff(taxed, axis=1, prepend=0.0) * rate[:, None]
 
 
 TAX_PAYMENTS = ("quarterly", "annual", "monthly")

@@ -1,6 +1,7 @@
 """A finance team's review of lease versus own: a last renewal cut short by the end of service is
-said as a term longer than the service is, and the library refuses terms, shares, prices and
-rates that the command line refuses, naming the argument, the value and what was expected."""
+said as a term longer than the service is, and the library (econ.lease, econ.tax) refuses terms,
+shares, prices and rates that the command line refuses, naming the argument, the value and what
+was expected."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from econ import load_scenario, project
+from econ import load_scenario, project, tax
 from econ.cli import main
 from econ.errors import InputError
 from econ.lease import lease_vs_own_of_projection, rent_paid_usd, term_warning
@@ -109,3 +110,20 @@ def test_valid_terms_still_run(seed_lines):
     )
     with pytest.raises(InputError, match="^term_months = 0: "):
         rent_paid_usd(gpus, 1.0, 0, 0.5, 1)
+
+
+def test_the_tax_of_losses_carried_forward_refuses_a_limit_or_rate_outside_its_bounds():
+    # Reviewer's repro: a loss limit of -0.5 taxed 150% of a year's income once losses were
+    # carried (income -100 then 100: 150 taxed, tax 31.5 at 21%), NaN ran as no limit, and a
+    # tax rate of 1.5 taxed 150% of it.
+    income = np.array([[-100.0, 100.0]])
+    np.testing.assert_allclose(tax.tax_with_loss_carryforward(income, [0.21], [0.8]), [[0, 4.2]])
+    for limit, said in ((-0.5, "-0.5"), (0.0, "0"), (1.5, "1.5"), (np.nan, "nan")):
+        expected = f"^loss_limit = {said}: expected a share above 0 and at most 1 \\[fraction\\]$"
+        with pytest.raises(InputError, match=expected):
+            tax.tax_with_loss_carryforward(income, [0.21], [limit])
+        with pytest.raises(InputError, match=expected):
+            tax.first_taxable_month(np.array([[-100.0] + [10.0] * 24]), [limit])
+    for rate, said in ((1.5, "1.5"), (-0.1, "-0.1"), (1.0, "1"), (np.nan, "nan")):
+        with pytest.raises(InputError, match=f"^tax_rate = {said}: expected a rate from 0 to "):
+            tax.tax_with_loss_carryforward(income, [rate])
