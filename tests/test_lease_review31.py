@@ -127,3 +127,13 @@ def test_the_tax_of_losses_carried_forward_refuses_a_limit_or_rate_outside_its_b
     for rate, said in ((1.5, "1.5"), (-0.1, "-0.1"), (1.0, "1"), (np.nan, "nan")):
         with pytest.raises(InputError, match=f"^tax_rate = {said}: expected a rate from 0 to "):
             tax.tax_with_loss_carryforward(income, [rate])
+
+
+def test_the_help_says_the_rent_covers_the_months_in_service(capsys):
+    # The description said the GPUs are rented "for the horizon": the seed retired at month 36
+    # rents them for months 1-36 of 72 (rent stops with the fleet).
+    with pytest.raises(SystemExit):
+        main(["lease-vs-own", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "for the horizon" not in text
+    assert "in the months the owner has them in service" in text

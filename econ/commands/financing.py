@@ -139,7 +139,8 @@ def register(subparsers) -> None:
         help="compare renting GPUs by the GPU-hour with owning them as the scenario projects",
         description="Present value and cost per million tokens of owning the fleet (capex, the "
         "scenario's debt, power, facility, opex, residual value, after tax) and of renting the "
-        "same GPUs for the horizon, with the break-even rental price.",
+        "same GPUs in the months the owner has them in service (from the service start to "
+        "retirement or the horizon), with the break-even rental price.",
     )
     lease.add_argument("file", metavar="FILE", help=SCENARIO_HELP)
     add_overrides(
