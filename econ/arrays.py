@@ -1,5 +1,6 @@
-"""Running sums and maxima along the month axis of (scenarios, months) arrays, and a test of
-whether a batch's rows share their inputs.
+"""Running sums and maxima along the month axis of (scenarios, months) arrays, a test of
+whether a batch's rows share their inputs, and the check of an array argument's values
+(`refuse_outside`).
 
 numpy's ``cumsum(x, axis=1)`` on a C-ordered (8192, 73) array walks one short row at a time and
 costs about as much as twenty elementwise operations on the whole array. The same sums taken a
@@ -13,6 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from econ.bounds import number_text
+from econ.errors import InputError
 from econ.units import HALF_CENT_USD
 
 _MANY_ROWS = 256
@@ -149,3 +152,13 @@ def rows_alike(*arrays) -> bool:
         if not np.array_equal(a, np.broadcast_to(a[:1], a.shape), equal_nan=a.dtype.kind == "f"):
             return False
     return True
+
+
+def refuse_outside(name: str, value, within, expected: str) -> None:
+    """Raise InputError naming `name`, its first value that `within` (a test over a float array,
+    which NaN fails) rejects, and what was `expected`: a domain function called from Python
+    refuses what the scenario models and the command line refuse, rather than compute with it."""
+    values = np.asarray(value, dtype=float)
+    bad = ~within(values)
+    if np.any(bad):
+        raise InputError(f"{name} = {number_text(values[bad].flat[0])}: expected {expected}")

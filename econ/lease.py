@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from econ.bounds import number_text
+from econ.arrays import refuse_outside
 from econ.errors import InputError
 from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK, annual_rate, monthly_rate
 
@@ -62,19 +62,19 @@ def rent_paid_usd(gpus_rented, price_usd_per_gpu_hour, term_months, upfront_shar
     FASB ASC 842-20 (lessee accounting: lease payments, prepaid rent); Brealey, Myers & Allen,
     *Principles of Corporate Finance*, 13th ed., ch. 25.2 (lease payments in advance).
     """
-    _refuse_outside(
+    refuse_outside(
         "price_usd_per_gpu_hour",
         price_usd_per_gpu_hour,
         lambda x: np.isfinite(x) & (x >= 0),
         "a finite rental price of at least 0 [USD/GPU-hour]",
     )
-    _refuse_outside(
+    refuse_outside(
         "term_months",
         term_months,
         lambda x: (x >= 1) & (x == np.floor(x)) & np.isfinite(x),
         "a whole number of months, at least 1 [months]",
     )
-    _refuse_outside(
+    refuse_outside(
         "upfront_share", upfront_share, lambda x: (x >= 0) & (x <= 1), "a share from 0 to 1"
     )
     accrued = rent_accrued_usd(gpus_rented, price_usd_per_gpu_hour)
@@ -531,12 +531,12 @@ def lease_vs_own_of_projection(
             "renter_pays names opex: expected renter_opex_usd, the opex a renter bears "
             f"({RENTER_OPEX}; not the owner's maintenance and insurance, shares of its capex)"
         )
-    _refuse_outside("tax_rate", tax_rate, lambda x: (x >= 0) & (x < 1), "a rate from 0 to below 1")
+    refuse_outside("tax_rate", tax_rate, lambda x: (x >= 0) & (x < 1), "a rate from 0 to below 1")
     rates = {"discount_rate_annual": discount_rate_annual}
     if debt_discount_rate_annual is not None:
         rates["debt_discount_rate_annual"] = debt_discount_rate_annual
     for name, rate in rates.items():
-        _refuse_outside(
+        refuse_outside(
             name, rate, lambda x: np.isfinite(x) & (x > -1), "a finite rate above -1 [1/year]"
         )
     renter_lines = {**lines, "opex_usd": renter_opex_usd}
@@ -597,16 +597,6 @@ def lease_vs_own_of_projection(
             else monthly_rate(np.asarray(debt_discount_rate_annual, dtype=float))
         ),
     )
-
-
-def _refuse_outside(name, value, within, expected):
-    """Raise InputError naming `name`, its first value outside `within` (a test over an array that
-    NaN fails) and what was `expected`: the library refuses what the command line refuses, where a
-    term of 0 ran as 1 month, 2.5 as 2 and a share above 1 made the monthly rent negative."""
-    values = np.asarray(value, dtype=float)
-    bad = ~within(values)
-    if np.any(bad):
-        raise InputError(f"{name} = {number_text(values[bad].flat[0])}: expected {expected}")
 
 
 def _col(x):

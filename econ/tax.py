@@ -18,12 +18,11 @@ import numpy as np
 from econ.arrays import (
     add_at_months,
     cumsum_months,
+    refuse_outside,
     rows_alike,
     running_max_months,
     running_min_months,
 )
-from econ.bounds import number_text
-from econ.errors import InputError
 from econ.units import MONTHS_PER_YEAR
 
 
@@ -126,18 +125,13 @@ def _limited_rows(loss_limit, n: int) -> np.ndarray:
     if loss_limit is None:
         return np.zeros(0, dtype=np.int64)
     limit = np.broadcast_to(np.asarray(loss_limit, dtype=float), (n,))
-    _refuse_outside(
-        "loss_limit", limit, (limit > 0) & (limit <= 1), "a share above 0 and at most 1"
+    refuse_outside(
+        "loss_limit",
+        limit,
+        lambda x: (x > 0) & (x <= 1),
+        "a share above 0 and at most 1 [fraction]",
     )
     return np.flatnonzero(limit < 1.0)
-
-
-def _refuse_outside(name: str, values, within, expected: str) -> None:
-    """Raise InputError naming `name`, its first value where `within` is False, and what was
-    `expected` [fraction]."""
-    if not np.all(within):
-        first = np.asarray(values, dtype=float)[~np.asarray(within)].flat[0]
-        raise InputError(f"{name} = {number_text(first)}: expected {expected} [fraction]")
 
 
 def tax_with_loss_carryforward(annual_taxable_usd, tax_rate, loss_limit=None):
@@ -151,7 +145,9 @@ def tax_with_loss_carryforward(annual_taxable_usd, tax_rate, loss_limit=None):
     loss_limit : array (n,) or None  as `income_taxed_to_date_usd`
     """
     rate = np.asarray(tax_rate, dtype=float)
-    _refuse_outside("tax_rate", rate, (rate >= 0) & (rate < 1), "a rate from 0 to below 1")
+    refuse_outside(
+        "tax_rate", rate, lambda x: (x >= 0) & (x < 1), "a rate from 0 to below 1 [fraction]"
+    )
     taxed = income_taxed_to_date_usd(annual_taxable_usd, loss_limit)
     return np.diff(taxed, axis=1, prepend=0.0) * rate[:, None]
 
