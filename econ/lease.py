@@ -15,6 +15,7 @@ import numpy as np
 
 from econ.arrays import refuse_outside
 from econ.errors import InputError
+from econ.labels import counted
 from econ.units import HOURS_PER_MONTH, TOKENS_PER_MTOK, annual_rate, monthly_rate
 
 
@@ -152,10 +153,10 @@ def term_warning(term_months, first_month, last_month):
     served = last - first + 1
     if term > served:
         return (
-            f"the {term}-month term is longer than the {served} months the GPUs are in "
-            f"service (months {first}-{last}): the contract is cut at month {last} and rent "
+            f"the {term}-month term is longer than the {counted(served, 'month')} the GPUs are "
+            f"in service (months {first}-{last}): the contract is cut at month {last} and rent "
             f"after it, which a lessee bound to the term would owe, is not counted, so any "
-            f"term from {served} months gives these figures"
+            f"term from {counted(served, 'month')} gives these figures"
         )
     runs = served % term
     if runs == 0:
@@ -163,7 +164,7 @@ def term_warning(term_months, first_month, last_month):
     return (
         f"the last {term}-month contract, renewed in month {last - runs + 1}, runs {runs} of "
         f"its {term} months: the GPUs are in service in months {first}-{last}, so it is cut "
-        f"at month {last} and the rent of its other {term - runs} months, which a lessee bound "
+        f"at month {last} and the rent of its other {counted(term - runs, 'month')}, which a lessee bound "
         f"to the term would owe, is not counted (a term that divides the {served} months in "
         f"service leaves no contract cut short)"
     )

@@ -137,3 +137,14 @@ def test_the_help_says_the_rent_covers_the_months_in_service(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "for the horizon" not in text
     assert "in the months the owner has them in service" in text
+
+
+def test_a_single_month_is_said_in_the_singular():
+    """'the 1 months the GPUs are in service', 'any term from 1 months', 'its other 1 months'."""
+    from econ.lease import term_warning
+
+    short = term_warning(12, 5, 5)
+    assert "longer than the 1 month the GPUs are in service" in short
+    assert "any term from 1 month gives" in short
+    assert "its other 1 month, which" in term_warning(12, 1, 23)
+    assert "its other 2 months, which" in term_warning(12, 1, 22)
