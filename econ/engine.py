@@ -50,7 +50,7 @@ from econ.bounds import number_text
 from econ.capital import stack_schedule
 from econ.errors import InputError
 from econ.financing import level_payment_schedule
-from econ.labels import counted, first_names
+from econ.labels import counted, first_names, whole
 from econ.memory import keep_freed_memory
 from econ.scenario.depreciation_models import METHOD_ARRAY_FIELDS
 from econ.scenario.financing_models import MAX_MONTHS
@@ -3706,7 +3706,7 @@ def _factor_text(factor: float) -> str:
 
 def _usd_text(amount: float) -> str:
     """A positive amount in whole USD, "under 1 USD" where that would read 0."""
-    text = f"{amount:,.0f}"
+    text = whole(amount)
     return "under 1 USD" if text == "0" else f"{text} USD"
 
 
@@ -3726,7 +3726,7 @@ ROW_MESSAGES = {
             else ""
         )
         + ": the remaining book value "
-        f"{c['carrying_at_sale'][r]:,.0f} USD is assumed sold at book value"
+        f"{whole(c['carrying_at_sale'][r])} USD is assumed sold at book value"
         + (
             " (the book value before the impairment: the write-down moves no cash, and the sale "
             "books it back as a gain)"
@@ -3736,7 +3736,7 @@ ROW_MESSAGES = {
     ),
     "fast_gains": lambda c, r: (
         f"throughput.gain_rate_annual = {c['gain_rate'][r]:+.0%} a year more than doubles "
-        f"tokens/s per GPU every year ({(1 + c['gain_rate'][r]) ** 5:,.0f}x in five years unless "
+        f"tokens/s per GPU every year ({whole((1 + c['gain_rate'][r]) ** 5)}x in five years unless "
         "a ceiling caps it), sustained over the whole horizon; the largest same-hardware gain a "
         "year apart in the MLPerf history is 3.0x, in DeepSeek-R1's first year on Blackwell: a "
         "one-off jump is a step (throughput.steps), and a rate is a fraction (0.15 for 15%)"
@@ -3750,10 +3750,10 @@ ROW_MESSAGES = {
     ),
     "impaired": lambda c, r: (
         f"impaired in month {c['impairment_month'][r]}: a loss of "
-        f"{c['impairment_loss'][r]:,.0f} USD writes the GPUs down"
+        f"{whole(c['impairment_loss'][r])} USD writes the GPUs down"
         + (
             f", and {c['impairment_months'][r]} months in all have a write-down, "
-            f"{c['impairment_written_down'][r]:,.0f} USD in total"
+            f"{whole(c['impairment_written_down'][r])} USD in total"
             if c["impairment_months"][r] > 1
             else ""
         )
@@ -3769,7 +3769,7 @@ ROW_MESSAGES = {
         f"starts depreciation in month {c['depreciation_start'][r]:.0f}, but the GPUs serve from "
         f"month {c['start'][r]}: in the "
         f"{_months(int(c['depreciation_start'][r] - c['start'][r]))} before, they earn "
-        f"{c['revenue_undepreciated'][r]:,.0f} USD of revenue with no depreciation against it; "
+        f"{whole(c['revenue_undepreciated'][r])} USD of revenue with no depreciation against it; "
         "an asset is depreciated from when it is available for use (IAS 16.55; placed in "
         "service, IRS Pub 946): expected depreciation.in_service_month at most "
         f"{c['start'][r] - c['purchase'][r]} (months from the purchase to the first month of "
@@ -3792,7 +3792,7 @@ def _half_year_q4_message(c, r) -> str:
         f"depreciation.tax.convention = 'half-year', but {placed} (12-month blocks from month "
         "1): where they are more than 40% of the depreciable basis placed in service that year, "
         "IRC §168(d)(3) requires the mid-quarter convention ('mid-quarter Q4', IRS Pub 946 "
-        f"Table A-5), which deducts {mid:,.0f} USD in tax year {year} instead of {half:,.0f} "
+        f"Table A-5), which deducts {whole(mid)} USD in tax year {year} instead of {whole(half)} "
         "USD: set depreciation.tax.convention = 'mid-quarter Q4' unless other property placed "
         "in service that year keeps its quarter-4 share at or below 40%"
     )
@@ -3863,7 +3863,7 @@ def _unresolved_breakeven_message(ctx, i) -> str:
     if costs > 0 and revenue >= PRECISION_RATIO * costs:
         return (
             f"no break-even token price is found: revenue of {revenue:.4g} USD is "
-            f"{revenue / costs:.3g} times the costs ({costs:,.0f} USD of capex, power, facility "
+            f"{revenue / costs:.3g} times the costs ({whole(costs)} USD of capex, power, facility "
             "and opex), past the about 16 significant digits a floating-point number holds: the "
             "costs vanish in its rounding and the price that sets the NPV to zero, near 0, "
             "cannot be resolved; breakeven_price_usd_per_mtok is null (check the scenario's "
@@ -3914,7 +3914,7 @@ def _figure_messages(ctx) -> dict:
             f"cumulative project cash flow turns non-negative after "
             f"{ctx['payback_months'][i]:.1f} months (payback_months) but is below zero again from "
             f"month {ctx['payback_undone_month'][i]:.0f} to the horizon, where it ends at "
-            f"{ctx['cumulative_cash_end'][i]:,.0f} USD: the investment is not recovered within "
+            f"{whole(ctx['cumulative_cash_end'][i])} USD: the investment is not recovered within "
             "the horizon"
         ),
         "no_breakeven": lambda i: (
@@ -3940,8 +3940,8 @@ def _figure_messages(ctx) -> dict:
         "irr_project_not_unique": lambda i: _several_signs_message("project", ctx, i),
         "irr_equity_not_unique": lambda i: _several_signs_message("equity", ctx, i),
         "over_contract": lambda i: (
-            f"peak IT load of {ctx['peak_it_kw'][i]:,.0f} kW exceeds the contracted "
-            f"{ctx['contracted_kw'][i]:,.0f} kW: the excess is billed at the overage rate"
+            f"peak IT load of {whole(ctx['peak_it_kw'][i])} kW exceeds the contracted "
+            f"{whole(ctx['contracted_kw'][i])} kW: the excess is billed at the overage rate"
         ),
     }
 
@@ -3954,7 +3954,7 @@ def _ledger_messages(ctx) -> dict:
         "covenants_untested": lambda i: _untested_message(ctx, i),
         "dscr_floor_below_1": lambda i: financing_mod.dscr_floor_warning(ctx["covenants"][0][i]),
         "debt_settled_at_end": lambda i: (
-            f"the debt outlives the projection: {ctx['settled_at_end'][i]:,.0f} USD is repaid in "
+            f"the debt outlives the projection: {whole(ctx['settled_at_end'][i])} USD is repaid in "
             "the last month"
         ),
         "debt_sized": lambda i: _sizing_message(ctx, i),
@@ -3967,9 +3967,9 @@ def _ledger_messages(ctx) -> dict:
             "leaves more room"
         ),
         "site_value_at_horizon": lambda i: (
-            f"the site's book value at the horizon, {ctx['site_value_end'][i]:,.0f} USD (an owned "
+            f"the site's book value at the horizon, {whole(ctx['site_value_end'][i])} USD (an owned "
             "hall or a liquid retrofit, depreciated over its own life), is counted as cash in "
-            f"month {ctx['horizon'][i]}, as if sold at book value: {ctx['site_value_pv'][i]:,.0f} "
+            f"month {ctx['horizon'][i]}, as if sold at book value: {whole(ctx['site_value_pv'][i])} "
             "USD of the NPV; a shorter facility.life_years or retrofit_life_years counts less"
         ),
         "owned_without_maintenance": lambda i: (
@@ -3978,10 +3978,10 @@ def _ledger_messages(ctx) -> dict:
         ),
         "loan_over_collateral": lambda i: _over_collateral_message(ctx, i),
         "losses_unused": lambda i: (
-            f"{ctx['losses_unused'][i]:,.0f} USD of tax losses are still unused at the horizon "
+            f"{whole(ctx['losses_unused'][i])} USD of tax losses are still unused at the horizon "
             f"(month {ctx['horizon'][i]}): with financing.tax_valuation_allowance = 'none', net "
             "income keeps their deferred tax asset, "
-            f"{ctx['losses_unused'][i] * ctx['tax_rate'][i]:,.0f} USD at the "
+            f"{whole(ctx['losses_unused'][i] * ctx['tax_rate'][i])} USD at the "
             f"{ctx['tax_rate'][i] * 100:g}% tax rate, as if taxable income beyond the projection "
             "(a group's) will absorb them; a stand-alone fleet projected to end with unused "
             "losses needs a valuation allowance assessed (ASC 740-10-30-5(e)): "
@@ -3990,15 +3990,15 @@ def _ledger_messages(ctx) -> dict:
             "(the cash flows give unused losses no value either way)"
         ),
         "loan_cut_to_capex": lambda i: (
-            f"financing.debt_usd of {ctx['loan_usd'][i]:,.0f} USD is more than the capex of "
-            f"{ctx['capex_total'][i]:,.0f} USD: the loan drawn is the capex"
+            f"financing.debt_usd of {whole(ctx['loan_usd'][i])} USD is more than the capex of "
+            f"{whole(ctx['capex_total'][i])} USD: the loan drawn is the capex"
         ),
         "debt_over_capex": lambda i: (
-            f"the debt raised, {ctx['debt_usd'][i]:,.0f} USD, is more than the capex of "
-            f"{ctx['capex_total'][i]:,.0f} USD ({ctx['debt_usd'][i] / ctx['capex_total'][i]:.0%} "
+            f"the debt raised, {whole(ctx['debt_usd'][i])} USD, is more than the capex of "
+            f"{whole(ctx['capex_total'][i])} USD ({ctx['debt_usd'][i] / ctx['capex_total'][i]:.0%} "
             "loan-to-cost): the lenders finance more than the GPUs and the site cost"
             if ctx["capex_total"][i] > 0
-            else f"the debt raised, {ctx['debt_usd'][i]:,.0f} USD, finances no capex"
+            else f"the debt raised, {whole(ctx['debt_usd'][i])} USD, finances no capex"
         ),
         "proceeds_ahead_of_capex": lambda i: (
             "the debt raised exceeds the capex, fees and capped calls paid to date in {}, first "
@@ -4097,7 +4097,7 @@ def _no_irr_message(side: str, ctx, i) -> str:
         return (
             f"{several}{key} is null: the one rate at which the NPV falls through zero, "
             f"{rate:.2%}, is {'above' if rate > 0 else 'below'} 0% while the flows sum to "
-            f"{total:,.0f} USD (the NPV at 0%): the NPV rises through zero between them, so "
+            f"{whole(total)} USD (the NPV at 0%): the NPV rises through zero between them, so "
             f"against a hurdle rate there the IRR would {'accept' if rate > 0 else 'reject'} "
             f"what the NPV {'rejects' if rate > 0 else 'accepts'} (roots found, NPV as the rate "
             f"rises: {roots}); judge by {_judge_by(side, ctx, i)}"
@@ -4172,7 +4172,7 @@ def _site_after_fleet_message(ctx, i) -> str:
         else "the colocation contract (facility.contracted_kw) is"
     )
     return (
-        f"the site costs {total:,.0f} USD in {months} after the last GPU is retired in month "
+        f"the site costs {whole(total)} USD in {months} after the last GPU is retired in month "
         f"{last:.0f} (from month {first} to the horizon, month {ctx['horizon'][i]}): {what} "
         "paid whether GPUs serve or not, while the fleet's staff and power and the GPUs' "
         f"insurance, maintenance and software stop with it; horizon_months = {last:.0f} ends "
@@ -4187,16 +4187,16 @@ def _conversion_message(ctx, i) -> str:
     for name, converts, month, net, hedge, price, face, above in ctx["conversions"]:
         if not converts[i]:
             continue
-        hedged = f" (net of the capped call's {hedge[i]:,.0f})" if hedge[i] > 0 else ""
+        hedged = f" (net of the capped call's {whole(hedge[i])})" if hedge[i] > 0 else ""
         settled = (
-            f"physical settlement: its {face[i]:,.0f} USD face is repaid in shares, not cash"
+            f"physical settlement: its {whole(face[i])} USD face is repaid in shares, not cash"
             if face[i] > 0
-            else f"net-share settlement: its face is repaid in cash and the {above[i]:,.0f} USD "
+            else f"net-share settlement: its face is repaid in cash and the {whole(above[i])} USD "
             "of conversion value above it in shares"
         )
         parts.append(
-            f"the convertible notes '{name}' convert in month {month[i]:.0f}: {net[i]:,.0f} "
-            f"shares issued{hedged}, worth {net[i] * price[i]:,.0f} USD at the share price of "
+            f"the convertible notes '{name}' convert in month {month[i]:.0f}: {whole(net[i])} "
+            f"shares issued{hedged}, worth {whole(net[i] * price[i])} USD at the share price of "
             f"{price[i]:,.2f} USD then ({settled})"
         )
     return (
@@ -4210,7 +4210,7 @@ def _unpriced_shares_message(ctx, i) -> str:
     """Why dilution_shares is null: the equity tranches that issue shares with no share price,
     and the conversion shares counted without them."""
     named = [
-        f"'{name}' ({issued[i]:,.0f} USD)"
+        f"'{name}' ({whole(issued[i])} USD)"
         for name, flagged, issued in ctx["unpriced_equity"]
         if flagged[i]
     ]
@@ -4236,7 +4236,7 @@ def _deferred_message(ctx, i) -> str:
     months, first, total, cover = _fact(ctx, "interest_deferred", i)
     return (
         f"{INTEREST_DEFERRED} in {months} (first in "
-        f"month {first}): {total:,.0f} USD of interest is added to the loan rather than paid; "
+        f"month {first}): {whole(total)} USD of interest is added to the loan rather than paid; "
         + (
             "the DSCR counts the service paid, so interest cover (CFADS / interest) is as low "
             f"as {cover:.2f}x"
@@ -4355,7 +4355,7 @@ def _sizing_message(ctx, i) -> str:
     share = debt / capex if capex > 0 else 0.0
     binding = _dscr_binding_words(ctx, i, debt > 0) if ctx["sizing_constraint"][i] == 2 else ""
     return (
-        f"debt sized to {limits}: {debt:,.0f} USD ({share:.1%} of capex); {constraint}"
+        f"debt sized to {limits}: {whole(debt)} USD ({share:.1%} of capex); {constraint}"
         f"{binding or _impaired_to_nothing(ctx, i, why)}{BREAKEVEN_HOLDS_SIZED_DEBT}"
     )
 
@@ -4382,7 +4382,7 @@ def _impaired_to_nothing(ctx, i, why: str) -> str:
     first = int(np.argmax(written > 0))
     return (
         f"no debt because impairment write-downs bring the GPUs' book value to 0 in month {end} "
-        f"while the loan would still be outstanding ({written.sum():,.0f} USD written down in "
+        f"while the loan would still be outstanding ({whole(written.sum())} USD written down in "
         f"{_months(int((written > 0).sum()))} from month {first}); a loan repaid by month "
         f"{end} (financing.debt_term_months), or resale values as collateral (market.resale_*), "
         "allow debt; "
@@ -4460,15 +4460,15 @@ def _dscr_binding_words(ctx, i, has_debt) -> str:
     ebitda, tax_paid = (np.asarray(ctx[k][i][start : end + 1]) for k in ("ebitda", "income_tax"))
     cfads = ebitda - tax_paid
     worst = int(np.argmin(cfads))
-    text = f"no debt: the cash flow available for debt service {test} is {cfads.sum():,.0f} USD"
+    text = f"no debt: the cash flow available for debt service {test} is {whole(cfads.sum())} USD"
     if window > 1:
         text += ", and the covenant tests that window (it holds debt service)"
     if window == 1:
-        text += f" (EBITDA {ebitda[0]:,.0f} less the income tax paid then, {tax_paid[0]:,.0f})"
+        text += f" (EBITDA {whole(ebitda[0])} less the income tax paid then, {whole(tax_paid[0])})"
     elif cfads[worst] < 0:
         text += (
-            f": month {start + worst}'s is {cfads[worst]:,.0f} (EBITDA {ebitda[worst]:,.0f} less "
-            f"the income tax paid then, {tax_paid[worst]:,.0f})"
+            f": month {start + worst}'s is {whole(cfads[worst])} (EBITDA {whole(ebitda[worst])} less "
+            f"the income tax paid then, {whole(tax_paid[worst])})"
         )
     if window > 1:
         text += (

@@ -411,6 +411,12 @@ def compact(value: float) -> str:
     return f"{value:.4g}"
 
 
+def whole(value: float) -> str:
+    """A figure to the unit with thousands separators (1,095,999), in exponent form from HUGE on
+    (1.096e+300, not 301 digits: a warning about a typo'd input quotes what it made)."""
+    return compact(value) if abs(value) >= HUGE else f"{value:,.0f}"
+
+
 def short_number(value: float) -> str:
     """A number in a plain table: 4 significant digits, and whole units with separators from
     1,000 on (0.2609, 33.94, 5,631, 1,000 for 999.96), never in exponent form above 1,000."""

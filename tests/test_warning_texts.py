@@ -135,3 +135,20 @@ def test_a_sweep_keeps_each_rows_warnings_as_the_projection_gives_them(golden):
     columns = varied_columns(scenario)
     out = evaluate(scenario, columns, ROWS, ("npv_usd",), with_warnings=True)
     assert out["warnings"].tolist() == [WARNING_SEPARATOR.join(w) for w in golden[path.stem]]
+
+
+def test_a_typod_amount_is_quoted_in_exponent_form_not_in_hundreds_of_digits():
+    """1e300 USD of staff a month (a typo) was quoted in a warning as 1,095,999,...,176 USD of
+    tax losses, 301 digits, and its deferred tax asset alike."""
+    import re
+
+    from econ.labels import HUGE, whole
+
+    seed = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+    for path in ("opex.staff_usd_per_month", "capex.installation_usd_per_gpu"):
+        warnings = project(load_scenario(seed, {path: 1e300}), monthly=False).warnings[0]
+        (losses,) = [w for w in warnings if "of tax losses are still unused" in w]
+        assert re.match(r"\d(\.\d{1,3})?e\+\d{3} USD of tax losses", losses), losses
+        assert not any(re.search(r"\d{1,3}(,\d{3}){5,}", w) for w in warnings), path
+    assert whole(HUGE * 0.999) == "999,000,000,000" and whole(HUGE) == "1e+12"
+    assert whole(-1.5e300) == "-1.5e+300" and whole(np.nan) == "nan"
