@@ -110,15 +110,46 @@ def without_gains(scenario: Scenario, name: str | None = None) -> Scenario:
     for vintage in data.get("vintages", []):
         for key in neutral:
             vintage.get("throughput", {}).pop(key, None)
-    # the sources of a section removed (throughput.history.model) would name no field
-    gone = tuple(f"throughput.{k}" for k, v in neutral.items() if v is None)
+    _drop_sources(data, tuple(f"throughput.{k}" for k, v in neutral.items() if v is None))
+    data["name"] = name or f"{scenario.name} without gains"
+    return validate_dict(data)
+
+
+def _drop_sources(data: dict, gone: Sequence[str]) -> None:
+    """Drop the [sources] entries of the sections removed from `data` (throughput.history.model
+    would name no field)."""
     if isinstance(data.get("sources"), dict):
         data["sources"] = {
             path: text
             for path, text in data["sources"].items()
             if not any(path == g or path.startswith(f"{g}.") for g in gone)
         }
-    data["name"] = name or f"{scenario.name} without gains"
+
+
+RATE_REPLACES = ("table", "history")
+"""Continuous gains that leave throughput.gain_rate_annual unused (a table gives the growth
+itself, the MLPerf history sets the rate), which a solved annual rate replaces (`rate_case`)."""
+
+
+def rate_case(scenario: Scenario) -> Scenario:
+    """The scenario whose continuous gain a solved compound annual rate replaces: a table
+    trajectory or MLPerf history dropped, in its own [throughput] and in every vintage's, so that
+    throughput.gain_rate_annual applies to every row; its steps, rate decay, logistic ceiling
+    and cap kept. The scenario itself where no row has either.
+
+    Without it every rate tried changed nothing: a table scenario's break-even rates read
+    "unreachable" (or "met at the lowest gain"), a history scenario's were refused."""
+    rows = scenario.expand()
+    if not any(row.throughput.trajectory == "table" or row.throughput.history for row in rows):
+        return scenario
+    data = scenario_to_dict(scenario)
+    vintages = [vintage.get("throughput", {}) for vintage in data.get("vintages", [])]
+    for section in [data["throughput"], *vintages]:
+        if section.get("trajectory") == "table":
+            section["trajectory"] = "compound"
+        for key in RATE_REPLACES:
+            section.pop(key, None)
+    _drop_sources(data, ("throughput.history",))
     return validate_dict(data)
 
 
@@ -938,7 +969,7 @@ def _solver(
     """An evaluate(x) -> metric function over one batch, x the gain rate or a step's gain."""
     n = len(next(iter(columns.values()))) if columns else 1
     if variable == "rate":
-        batch = ScenarioBatch.repeat(scenario, n, columns)
+        batch = ScenarioBatch.repeat(rate_case(scenario), n, columns)
 
         def evaluate(x):
             rates = _per_row(batch, x)
@@ -1000,7 +1031,7 @@ def solve_gain(
     Parameters
     ----------
     scenario : Scenario  the case to solve on; its gains stay (the variable replaces the annual
-        rate, or adds a step)
+        rate, and a table trajectory or MLPerf history with it (`rate_case`), or adds a step)
     columns : mapping of dotted path to array (n,)  batch overrides, broadcast together
     target : array (n,) or scalar  value of `metric` to reach [metric units]
     metric : str  a Projection metric that does not fall as throughput rises (npv_usd,
@@ -1032,12 +1063,14 @@ def gain_rate_to_hold_margin(
 ) -> GainSolution:
     """Annual throughput gain that holds margin under a token price deflation [fraction/year (n,)].
 
-    The reference is the scenario at flat token prices with no annual gain (its steps kept); the
+    The reference is the scenario at flat token prices with no annual gain (its steps kept; a
+    table trajectory or MLPerf history is replaced by the solved rate, `rate_case`); the
     solution is the compound annual gain at which `metric` (EBITDA over the horizon by default; its
     margin on unchanged costs) is the same under an annual price decline d. Where only token
     revenue depends on price and throughput it is d / (1 - d) (`rate_to_hold_revenue`), which the
     tests check; the solver also covers price tables, contracts and ceilings.
     """
+    scenario = rate_case(scenario)  # a table or history would hold the reference's growth
     decline = np.atleast_1d(np.asarray(price_decline_annual, dtype=float))
     cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
     n = int(np.broadcast(decline, *cols.values()).size)
@@ -1074,7 +1107,8 @@ def gain_to_earn_cost_of_capital(
     life_years : array (n,)  service and book life [years]
     discount_rate_annual, price_decline_annual : arrays (n,), optional  overrides [fraction/year]
     variable : "rate" (compound annual gain) or "step" (one-time gain in `step_month`)
-    keep_gains : bool  keep the scenario's own steps (solve for what is needed on top of them)
+    keep_gains : bool  keep the scenario's own steps (solve for what is needed on top of them;
+        a solved rate replaces the scenario's rate, table or MLPerf history, `rate_case`)
     """
     case = scenario if keep_gains else without_gains(scenario, name=scenario.name)
     cols = life_columns(life_years)
@@ -1105,6 +1139,7 @@ __all__ = [
     "no_gain_note",
     "npv_bridge",
     "parse_step",
+    "rate_case",
     "solve_gain",
     "step_text",
     "steps_text",

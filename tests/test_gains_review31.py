@@ -1,0 +1,58 @@
+"""Review 31 (finance team and lender) of `econ gains` and the Software gains page: the
+break-even rates of a scenario whose growth is a table or its MLPerf history, ..."""
+
+from __future__ import annotations
+
+import pytest
+
+from econ import load_scenario, project
+from econ.gains import gain_rate_to_hold_margin, gain_to_earn_cost_of_capital, rate_case
+from tests.conftest import ROOT
+
+SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
+TABLE = {
+    "throughput.trajectory": "table",
+    "throughput.table": [{"month": 1, "multiplier": 1.0}, {"month": 24, "multiplier": 2.0}],
+}
+HISTORY = {"throughput.history": {"model": "deepseek-r1"}}
+
+
+# --- 1. a solved annual rate replaces a table or the MLPerf history ----------------------------
+
+
+@pytest.mark.parametrize("growth", [TABLE, HISTORY], ids=["table", "history"])
+def test_the_rate_that_holds_margin_is_solved_over_a_table_or_a_history(growth):
+    """A table trajectory leaves throughput.gain_rate_annual unused: every rate tried changed
+    nothing, so the rate holding margin at 30% and 60% deflation read 'unreachable' (NaN) and at
+    0% 'met_at_lower_bound'; a history scenario was refused ('gain_rate_annual cannot be
+    varied'). The solved rate replaces them, the steps kept: d / (1 - d), as for the seed."""
+    scenario = load_scenario(SEED, growth)
+    solution = gain_rate_to_hold_margin(scenario, [0.3, 0.6])
+    assert list(solution.status) == ["solved", "solved"]
+    assert solution.value == pytest.approx([0.3 / 0.7, 0.6 / 0.4], rel=1e-6)
+
+
+def test_the_rate_to_earn_the_cost_of_capital_on_top_of_a_tables_steps():
+    """keep_gains=True solves the rate on top of the steps; with a table trajectory it read
+    'met_at_lower_bound' (NaN) though the seed's 6-year life needs 1.7%/year on top of its step
+    (docs/gains.md, section 4): the table gave its own growth whatever the rate."""
+    table = load_scenario(SEED, TABLE)
+    seed = load_scenario(SEED)
+    solved = gain_to_earn_cost_of_capital(table, [6], keep_gains=True)
+    expected = gain_to_earn_cost_of_capital(seed, [6], keep_gains=True)
+    assert list(solved.status) == ["solved"]
+    assert solved.value == pytest.approx(expected.value, abs=1e-8)
+    held = rate_case(table).model_copy(deep=True)
+    assert held.throughput.trajectory == "compound" and not held.throughput.table
+    assert held.throughput.steps == seed.throughput.steps
+
+
+def test_the_rate_case_of_a_scenario_without_a_table_or_history_is_itself():
+    seed = load_scenario(SEED)
+    assert rate_case(seed) is seed
+    history = rate_case(load_scenario(SEED, HISTORY))
+    assert history.throughput.history is None
+    assert not any(path.startswith("throughput.history") for path in history.sources)
+    assert project(history).metrics["npv_usd"][0] == pytest.approx(
+        project(seed).metrics["npv_usd"][0], rel=1e-12
+    )
