@@ -1118,6 +1118,16 @@ def gain_to_earn_cost_of_capital(
         cols["market.price_decline_annual"] = np.asarray(price_decline_annual, dtype=float)
     n = int(np.broadcast(*cols.values()).size)
     cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}
+    months = cols["horizon_months"]
+    if variable == "step" and step_month is not None and step_month > months.min():
+        # (the batch refused it as "row 0: the base scenario's throughput step at month 40 is
+        # beyond the horizon of 36 months", for every life at once)
+        raise GainsError(
+            f"step_month = {step_month!r} is after the end of the "
+            f"{cols['depreciation.life_years'][months.argmin()]:g}-year life (month "
+            f"{months.min():.0f}); expected a step month from 1 to {months.min():.0f}, within "
+            "every life solved"
+        )
     return solve_gain(case, cols, 0.0, metric="npv_usd", variable=variable, step_month=step_month)
 
 

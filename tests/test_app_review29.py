@@ -172,17 +172,22 @@ def test_a_scenario_from_a_newer_econ_is_refused_as_the_command_line_refuses_it(
     assert "uploaded" not in app.caption[0].value
 
 
-@pytest.mark.parametrize(("month", "said"), [(0, "0 is below 1"), (73, "73 is above 72")])
+@pytest.mark.parametrize(
+    ("month", "said"), [(0, "0 is below 1"), (40, "40 is above 36"), (73, "73 is above 36")]
+)
 def test_the_gains_step_month_is_refused_in_words_and_kept(app: AppTest, month, said):
     """The Gains page's "Step month" box had min_value=1, as the refresh boxes had: a 0 typed in
     it stayed on screen while the page went on with the month before, saying nothing; one past the
-    seed's 72-month horizon was refused as the solver's "throughput.steps[0] at month 85"."""
+    seed's 72-month horizon was refused as the solver's "throughput.steps[0] at month 85". The
+    box ends at the shortest life solved (3 years, month 36, review 31): a month 40 was taken and
+    the whole chart refused as "row 0: the base scenario's throughput step at month 40 is beyond
+    the horizon of 36 months (horizon_months / depreciation.life_years)"."""
     go(app, "gains")
     widget(app.toggle, "Solve the break-even gains").set_value(True).run()
     widget(app.selectbox, "Gain as").set_value("step").run()
     widget(app.number_input, "Step month").set_value(month).run()
     assert not app.exception
-    expected = f"“Step month”: {said}; expected a whole number from 1 to 72"
+    expected = f"“Step month”: {said}; expected a whole number from 1 to 36"
     assert expected in errors(app), errors(app)
     assert widget(app.number_input, "Step month").value == month
     widget(app.number_input, "Step month").set_value(5).run()

@@ -6,7 +6,12 @@ from __future__ import annotations
 import pytest
 
 from econ import load_scenario, project
-from econ.gains import gain_rate_to_hold_margin, gain_to_earn_cost_of_capital, rate_case
+from econ.gains import (
+    GainsError,
+    gain_rate_to_hold_margin,
+    gain_to_earn_cost_of_capital,
+    rate_case,
+)
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -56,3 +61,21 @@ def test_the_rate_case_of_a_scenario_without_a_table_or_history_is_itself():
     assert project(history).metrics["npv_usd"][0] == pytest.approx(
         project(seed).metrics["npv_usd"][0], rel=1e-12
     )
+
+
+# --- 2. a step month after the shortest life ----------------------------------------------------
+
+
+def test_a_step_after_the_shortest_life_is_refused_by_name():
+    """A step in month 40 for lives of 3 to 7 years was refused for every life at once as the
+    batch's "row 0: the base scenario's throughput step at month 40 is beyond the horizon of 36
+    months (horizon_months / depreciation.life_years)", naming no input the caller gave."""
+    seed = load_scenario(SEED)
+    with pytest.raises(GainsError) as refused:
+        gain_to_earn_cost_of_capital(seed, [3, 4, 5], variable="step", step_month=40)
+    assert str(refused.value) == (
+        "step_month = 40 is after the end of the 3-year life (month 36); expected a step month "
+        "from 1 to 36, within every life solved"
+    )
+    solved = gain_to_earn_cost_of_capital(seed, [3, 4], variable="step", step_month=36)
+    assert list(solved.status) == ["solved", "solved"]

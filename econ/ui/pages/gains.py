@@ -202,18 +202,23 @@ def breakevens(current) -> None:
             key=common.keep("econ.coc_variable", "rate"),
         )
         step_month = None
+        lives = (3.0, 4.0, 5.0, 6.0, 7.0)
         if variable == "step":
             # (the range checked in words, not by a min_value: a box given one kept a 0 typed in
             # it on screen while the page went on with the month before, saying nothing)
-            last = scenario.horizon_months  # (a step after it is refused as beyond it)
+            last = int(min(lives) * 12)  # the shortest life's last month: the step is in each
             step_month = common.whole_number_input(
-                cols[1], "Step month", within=(1, last), key=common.keep("econ.coc_month", 5)
+                cols[1],
+                "Step month",
+                within=(1, last),
+                key=common.keep("econ.coc_month", 5),
+                help=f"Month of the one-time step (1 = the first service month), within the "
+                f"shortest life solved ({min(lives):g} years, month {last}).",
             )
             if step_month is None:
                 if st.session_state.get("econ.coc_month") is None:  # (empty: else refused above)
                     st.error(f"Give the month of the step (1 to {last}).", icon=":material/error:")
                 return
-        lives = (3.0, 4.0, 5.0, 6.0, 7.0)
         solution = compute.attempt(
             lambda: compute.cost_of_capital_gain(current.text, lives, None, variable, step_month),
             "Gain to earn the cost of capital",
