@@ -228,19 +228,22 @@ _STEP = re.compile(r"^\s*(?P<when>[^:]+?)\s*:\s*(?P<gain>[^:]+?)\s*(?::(?P<label
 _DATE = re.compile(r"^([0-9]{4})-([0-9]{1,2})(?:-([0-9]{1,2}))?$")  # \d takes "２０２５" too
 
 
-def parse_step(text: str, start_date: dt.date, horizon_months: int | None = None) -> dict:
+def parse_step(
+    text: str, start_date: dt.date, horizon_months: int | None = None, what: str | None = None
+) -> dict:
     """Read a step written WHEN:GAIN[:LABEL], e.g. "2026-02:+19.8%" or "5:0.198:v6.1".
 
     WHEN is a date (YYYY-MM or YYYY-MM-DD; the month after the scenario's start_date month is month 1)
     or a month number. GAIN is a fraction (0.198) or a percentage (+19.8%), within GainStep's
     bounds (above -100%, at most +10,000%); LABEL is at most MAX_STEP_LABEL_CHARS characters.
     Digits are ASCII ones, as in index files: float() and int() read "２０２５" and "٠.١" too.
+    Messages start with `what` (default "--step TEXT"), what the user gave.
 
     Returns
     -------
     dict with month [month], gain [fraction] and label
     """
-    step = f"--step {shortened(text)}"
+    step = what or f"--step {shortened(text)}"
     match = _STEP.match(text)
     if not match:
         raise GainsError(f"{step}: expected WHEN:GAIN[:LABEL], e.g. 2026-02:+19.8% or 5:0.198")
@@ -379,7 +382,17 @@ def step_from_catalog(
 
     found = catalog_step(from_id, to_id)
     date = when or found.date[:7]
-    step = parse_step(f"{date}:{found.gain!r}:{found.label}", scenario.start_date, scenario.horizon)
+    # (named as given: the step text built here, "2026-13:0.19774918065938873:CoreWeave ...",
+    # is no one's input)
+    what = (
+        f"--step-at {shortened(when)}"
+        if when
+        else f"the step from catalog row {found.from_id} to {found.to_id}, dated {date} (the "
+        "later row's publication)"
+    )
+    step = parse_step(
+        f"{date}:{found.gain!r}:{found.label}", scenario.start_date, scenario.horizon, what
+    )
     warnings = list(found.warnings)
     hardware = scenario.fleet.hardware
     keys = {str(get_row(i)["hardware_key"]) for i in (found.from_id, found.to_id)}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from econ import load_scenario, project
+from econ.cli import main
 from econ.gains import (
     GainsError,
     gain_rate_to_hold_margin,
@@ -79,3 +80,37 @@ def test_a_step_after_the_shortest_life_is_refused_by_name():
     )
     solved = gain_to_earn_cost_of_capital(seed, [3, 4], variable="step", step_month=36)
     assert list(solved.status) == ["solved", "solved"]
+
+
+# --- 3. a catalog step's date is named as the user gave it ---------------------------------------
+
+FROM_ID, TO_ID = "v6.0-6f6e7f09", "v6.1-48ef0995"
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (
+            ["--step-at", "2026-13"],
+            "error: --step-at '2026-13': '2026-13' is not a date; expected a month YYYY-MM from "
+            "2000-01 to 2100-12",
+        ),
+        (
+            ["--step-at", "99"],
+            "error: --step-at '99': 99 is month 99, beyond the horizon of 72 months (last month "
+            "2032-04); expected a date within the projection",
+        ),
+        (
+            ["--set", "start_date=2030-01-01"],
+            f"error: the step from catalog row {FROM_ID} to {TO_ID}, dated 2026-09 (the later "
+            "row's publication): 2026-09 is month -40, before the first service month (2030-02, "
+            "month 1); expected a later date",
+        ),
+    ],
+)
+def test_a_catalog_steps_date_is_refused_in_the_users_words(args, said, capsys):
+    """The refusals quoted a --step the user never typed: "--step '2026-13:0.19774918065938873:
+    CoreWeave GB200 deepseek-r1 Server, v6.0 to v6.1': '2026-13' is not a date"."""
+    code = main(["gains", str(SEED), "--step-from-catalog", FROM_ID, TO_ID, *args])
+    assert code == 3
+    assert capsys.readouterr().err.strip() == said
