@@ -284,10 +284,16 @@ def parse_step(
     bounds = field_bounds(GainStep, "gain")
     if not math.isfinite(gain) or not within_bounds(gain, bounds):
         low, high = f"{bounds['gt']:+.0%}", f"{bounds['le']:+,.0%}"
-        past = f"at or below {low}" if not gain > bounds["gt"] else f"above {high}"
+        past = (
+            "not a finite number"  # (NaN read "at or below -100%", 1e400% "above +10,000%")
+            if not math.isfinite(gain)
+            else f"at or below {low}"
+            if not gain > bounds["gt"]
+            else f"above {high}"
+        )
         raise GainsError(
-            f"{step}: gain {shortened(written)} is {past} (or not finite); expected a gain "
-            f"above {low} and at most {high}"
+            f"{step}: gain {shortened(written)} is {past}; expected a gain above {low} and at "
+            f"most {high}"
         )
     label = (match["label"] or "").strip()
     if len(label) > MAX_STEP_LABEL_CHARS:

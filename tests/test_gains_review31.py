@@ -11,6 +11,7 @@ from econ.gains import (
     GainsError,
     gain_rate_to_hold_margin,
     gain_to_earn_cost_of_capital,
+    parse_step,
     rate_case,
 )
 from tests.conftest import ROOT
@@ -114,3 +115,24 @@ def test_a_catalog_steps_date_is_refused_in_the_users_words(args, said, capsys):
     code = main(["gains", str(SEED), "--step-from-catalog", FROM_ID, TO_ID, *args])
     assert code == 3
     assert capsys.readouterr().err.strip() == said
+
+
+# --- 4. a gain that is no finite number is called so --------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("12:nan%", "gain 'nan%' is not a finite number"),  # "is at or below -100% (or not finite)"
+        ("12:inf", "gain 'inf' is not a finite number"),  # "is above +10,000% (or not finite)"
+        ("12:1e400%", "gain '1e400%' is not a finite number"),
+        ("12:-100%", "gain '-100%' is at or below -100%"),
+        ("12:100.5", "gain '100.5' is above +10,000%"),
+    ],
+)
+def test_a_gain_that_is_no_finite_number_is_called_so(text, said):
+    with pytest.raises(GainsError) as refused:
+        parse_step(text, load_scenario(SEED).start_date, 72)
+    assert str(refused.value) == (
+        f"--step '{text}': {said}; expected a gain above -100% and at most +10,000%"
+    )
