@@ -1073,6 +1073,19 @@ def solve_gain(
     return bisect_increasing(evaluate, target, lower, upper, upper_max, tolerance)
 
 
+def _refuse_price_table(scenario: Scenario, what: str) -> None:
+    """Refuse a price decline imposed on a scenario whose token prices are a table (the batch
+    said "row 1: market: price_table is given together with a price decline", of a decline the
+    caller never set)."""
+    if any(row.market.price_table for row in scenario.expand()):
+        raise GainsError(
+            f"{what}: scenario '{clipped(scenario.name)}' gives its token prices as a table "
+            "(market.price_table), which sets every month's price, so no annual price decline "
+            "can be imposed on it; expected a scenario with market.price_usd_per_mtok and "
+            "market.price_decline_annual"
+        )
+
+
 def gain_rate_to_hold_margin(
     scenario: Scenario,
     price_decline_annual,
@@ -1087,8 +1100,11 @@ def gain_rate_to_hold_margin(
     solution is the compound annual gain at which `metric` (EBITDA over the horizon by default; its
     margin on unchanged costs) is the same under an annual price decline d. Where only token
     revenue depends on price and throughput it is d / (1 - d) (`rate_to_hold_revenue`), which the
-    tests check; the solver also covers price tables, contracts and ceilings.
+    tests check; the solver also covers contracts and ceilings. A scenario whose token prices
+    are a table (market.price_table) is refused: the table sets every month's price, so no
+    decline can be imposed on it.
     """
+    _refuse_price_table(scenario, "the rate that holds margin under a token price decline")
     scenario = rate_case(scenario)  # a table or history would hold the reference's growth
     decline = np.atleast_1d(np.asarray(price_decline_annual, dtype=float))
     cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
@@ -1134,6 +1150,7 @@ def gain_to_earn_cost_of_capital(
     if discount_rate_annual is not None:
         cols["financing.discount_rate_annual"] = np.asarray(discount_rate_annual, dtype=float)
     if price_decline_annual is not None:
+        _refuse_price_table(scenario, "price_decline_annual")
         cols["market.price_decline_annual"] = np.asarray(price_decline_annual, dtype=float)
     n = int(np.broadcast(*cols.values()).size)
     cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}

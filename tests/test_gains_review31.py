@@ -14,6 +14,7 @@ from econ.gains import (
     parse_step,
     rate_case,
 )
+from econ.scenario import scenario_to_dict, validate_dict
 from tests.conftest import ROOT
 
 SEED = ROOT / "models" / "scenarios" / "deepseek-r1-gb200-nvl72.toml"
@@ -136,3 +137,48 @@ def test_a_gain_that_is_no_finite_number_is_called_so(text, said):
     assert str(refused.value) == (
         f"--step '{text}': {said}; expected a gain above -100% and at most +10,000%"
     )
+
+
+# --- 5. a price table takes no imposed decline ----------------------------------------------------
+
+
+def _priced_by_table():
+    data = scenario_to_dict(load_scenario(SEED))
+    del data["market"]["price_usd_per_mtok"]
+    data["market"]["price_decline_annual"] = 0.0
+    data["market"]["price_table"] = [
+        {"month": 1, "price_usd_per_mtok": 0.3261},
+        {"month": 36, "price_usd_per_mtok": 0.15},
+    ]
+    data["sources"] = {k: v for k, v in data["sources"].items() if "market.price" not in k}
+    return validate_dict(data)
+
+
+@pytest.mark.parametrize(
+    ("solve", "what"),
+    [
+        (
+            lambda s: gain_rate_to_hold_margin(s, [0.0, 0.3]),
+            "the rate that holds margin under a token price decline",
+        ),
+        (
+            lambda s: gain_to_earn_cost_of_capital(s, [4, 6], price_decline_annual=0.3),
+            "price_decline_annual",
+        ),
+    ],
+)
+def test_a_decline_imposed_on_a_price_table_is_refused_by_name(solve, what):
+    """The batch refused it as "row 1: market: price_table is given together with a price
+    decline", a decline the caller never set (the Software gains page's break-even chart for
+    any scenario priced by a table); the docstring said the solver covers price tables."""
+    scenario = _priced_by_table()
+    with pytest.raises(GainsError) as refused:
+        solve(scenario)
+    assert str(refused.value) == (
+        f"{what}: scenario 'deepseek-r1-gb200-nvl72' gives its token prices as a table "
+        "(market.price_table), which sets every month's price, so no annual price decline can "
+        "be imposed on it; expected a scenario with market.price_usd_per_mtok and "
+        "market.price_decline_annual"
+    )
+    solved = gain_to_earn_cost_of_capital(scenario, [4, 6])  # its own prices: solved
+    assert list(solved.status) == ["solved", "solved"]
