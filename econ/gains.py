@@ -881,8 +881,12 @@ def value_grid(
     the grid's bridge does not split off a re-sized loan (FINANCING_DRIVER): where the loan is
     sized to each case's cash flow, bridge_tax holds the change in the tax its interest saves.
     """
-    base_scenario = base_scenario or without_gains(gain_scenario)
     cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
+    if "market.price_decline_annual" in cols:
+        what = "value_grid's market.price_decline_annual"
+        gain_scenario = _declining(gain_scenario, what)
+        base_scenario = base_scenario and _declining(base_scenario, what)
+    base_scenario = base_scenario or without_gains(gain_scenario)
     n = int(np.broadcast(*cols.values()).size) if cols else 1
     cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}
     base_batch = ScenarioBatch.repeat(base_scenario, n, cols)
@@ -1073,17 +1077,27 @@ def solve_gain(
     return bisect_increasing(evaluate, target, lower, upper, upper_max, tolerance)
 
 
-def _refuse_price_table(scenario: Scenario, what: str) -> None:
-    """Refuse a price decline imposed on a scenario whose token prices are a table (the batch
-    said "row 1: market: price_table is given together with a price decline", of a decline the
-    caller never set)."""
-    if any(row.market.price_table for row in scenario.expand()):
+def _declining(scenario: Scenario, what: str) -> Scenario:
+    """The scenario ready for a token price decline imposed on it: one written as a fall factor
+    (market.price_fall_factor_annual) given as the decline it means, which the imposed one then
+    replaces; refused where a table gives the prices (market.price_table). The batch refused
+    both of a decline the caller never set: "row 1: market: price_table is given together with
+    a price decline", "row 0: market: price_fall_factor_annual 2 means a decline of 0.5, but
+    price_decline_annual is 0.0"."""
+    market = scenario.market
+    if market.price_table:
         raise GainsError(
             f"{what}: scenario '{clipped(scenario.name)}' gives its token prices as a table "
             "(market.price_table), which sets every month's price, so no annual price decline "
             "can be imposed on it; expected a scenario with market.price_usd_per_mtok and "
             "market.price_decline_annual"
         )
+    if market.price_fall_factor_annual is None:
+        return scenario
+    data = scenario_to_dict(scenario)
+    del data["market"]["price_fall_factor_annual"]  # (price_decline_annual holds what it meant)
+    _drop_sources(data, ("market.price_fall_factor_annual",))
+    return validate_dict(data)
 
 
 def gain_rate_to_hold_margin(
@@ -1102,9 +1116,11 @@ def gain_rate_to_hold_margin(
     revenue depends on price and throughput it is d / (1 - d) (`rate_to_hold_revenue`), which the
     tests check; the solver also covers contracts and ceilings. A scenario whose token prices
     are a table (market.price_table) is refused: the table sets every month's price, so no
-    decline can be imposed on it.
+    decline can be imposed on it; a fall factor (market.price_fall_factor_annual) gives way to
+    the declines imposed.
     """
-    _refuse_price_table(scenario, "the rate that holds margin under a token price decline")
+    what = "the rate that holds margin under a token price decline"
+    scenario = _declining(scenario, what)
     scenario = rate_case(scenario)  # a table or history would hold the reference's growth
     decline = np.atleast_1d(np.asarray(price_decline_annual, dtype=float))
     cols = {k: np.asarray(v, dtype=float) for k, v in (columns or {}).items()}
@@ -1150,7 +1166,7 @@ def gain_to_earn_cost_of_capital(
     if discount_rate_annual is not None:
         cols["financing.discount_rate_annual"] = np.asarray(discount_rate_annual, dtype=float)
     if price_decline_annual is not None:
-        _refuse_price_table(scenario, "price_decline_annual")
+        case = _declining(case, "price_decline_annual")
         cols["market.price_decline_annual"] = np.asarray(price_decline_annual, dtype=float)
     n = int(np.broadcast(*cols.values()).size)
     cols = {k: np.broadcast_to(v, (n,)).copy() for k, v in cols.items()}

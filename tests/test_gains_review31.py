@@ -13,6 +13,7 @@ from econ.gains import (
     gain_to_earn_cost_of_capital,
     parse_step,
     rate_case,
+    value_grid,
 )
 from econ.scenario import scenario_to_dict, validate_dict
 from tests.conftest import ROOT
@@ -182,3 +183,26 @@ def test_a_decline_imposed_on_a_price_table_is_refused_by_name(solve, what):
     )
     solved = gain_to_earn_cost_of_capital(scenario, [4, 6])  # its own prices: solved
     assert list(solved.status) == ["solved", "solved"]
+
+
+def test_a_fall_factor_gives_way_to_the_declines_imposed():
+    """A scenario whose decline is written as a fall factor (2x a year) was refused as "row 0:
+    market: price_fall_factor_annual 2 means a decline of 0.5, but price_decline_annual is 0.0;
+    give one of the two": the same answers as the scenario written with the decline."""
+    data = scenario_to_dict(load_scenario(SEED))
+    del data["market"]["price_decline_annual"]
+    data["market"]["price_fall_factor_annual"] = 2.0
+    factor = validate_dict(data)
+    decline = load_scenario(SEED, {"market.price_decline_annual": 0.5})
+    held = gain_rate_to_hold_margin(factor, [0.0, 0.3])
+    assert held.value[1] == pytest.approx(0.3 / 0.7, rel=1e-6)
+    needed = gain_to_earn_cost_of_capital(factor, [4, 6], price_decline_annual=[0.3, 0.6])
+    expected = gain_to_earn_cost_of_capital(decline, [4, 6], price_decline_annual=[0.3, 0.6])
+    assert needed.value == pytest.approx(expected.value, abs=1e-9)
+    own = gain_to_earn_cost_of_capital(factor, [6])  # its own decline, 2x a year
+    assert own.value == pytest.approx(gain_to_earn_cost_of_capital(decline, [6]).value, abs=1e-9)
+    grid = value_grid(factor, {"market.price_decline_annual": [0.3, 0.6]})
+    expected_grid = value_grid(decline, {"market.price_decline_annual": [0.3, 0.6]})
+    assert grid["npv_usd_fleet"].to_numpy() == pytest.approx(
+        expected_grid["npv_usd_fleet"].to_numpy(), rel=1e-12
+    )
