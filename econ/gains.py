@@ -316,6 +316,25 @@ def parse_step(
     return {"month": months, "gain": gain, "label": label}
 
 
+def bare_fraction_note(text: str) -> str | None:
+    """A warning for a step whose gain of +100% or more is written without "%" ("12:30" reads
+    as +3,000%, "12:2" as +200%: a percentage typed without its sign), naming what it is read
+    as and how to write the percentage; None for any other step (`parse_step` reads it)."""
+    match = _STEP.match(text)
+    if not match or match["gain"].endswith("%"):
+        return None
+    try:
+        gain = cell_number(match["gain"])
+    except ValueError:
+        return None
+    if not 1.0 <= gain <= field_bounds(GainStep, "gain")["le"]:
+        return None
+    return (
+        f"--step {shortened(text)}: a gain without % is a fraction, so {match['gain']} is "
+        f"{gain_text(gain)}; write {match['gain']}% for {gain_text(gain / 100.0)}"
+    )
+
+
 def gain_text(gain: float) -> str:
     """A step's gain as a percentage ("+19.8%"), with as many more decimals as it takes not to
     round a gain above -100% (no step may reach it) to "-100.0%"; as a fraction where the
@@ -1191,6 +1210,7 @@ __all__ = [
     "GainSolution",
     "GainValue",
     "GainsError",
+    "bare_fraction_note",
     "bisect_increasing",
     "discount_factors",
     "gain_rate_to_hold_margin",

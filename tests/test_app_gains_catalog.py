@@ -8,6 +8,7 @@ from econ import load_scenario
 from econ.benchmarks import catalog_step
 from econ.catalog import DEFAULT_SCENARIO, ready_made_scenarios
 from econ.gains import step_from_catalog, value_gain, with_steps
+from econ.ui.fmt import literal
 from tests.test_app import APP, errors, go, metric, widget
 
 FROM_ID, TO_ID = "v6.0-6f6e7f09", "v6.1-48ef0995"  # CoreWeave GB200 deepseek-r1 Server
@@ -46,3 +47,19 @@ def test_gain_trajectory_of_a_scenario_named_base():
     assert sorted(monthly["scenario"].unique()) == ["base", "gains"]
     with_gains = monthly[monthly["scenario"] == "gains"]["tokens"].sum()
     assert with_gains > monthly[monthly["scenario"] == "base"]["tokens"].sum()
+
+
+def test_gains_page_warns_of_a_percentage_typed_without_its_sign():
+    """A step typed "12:30" was valued as +3,000% with no word that 30 is read as a fraction
+    (review 31); the page says so as `econ gains --step 12:30` does."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.run()
+    go(at, "gains")
+    box = "Try other steps instead (one per line: WHEN:GAIN or WHEN:GAIN:LABEL)"
+    widget(at.text_area, box).set_value("12:30\n18:+10%").run()
+    assert not at.exception and not errors(at), errors(at)
+    assert literal(
+        "--step '12:30': a gain without % is a fraction, so 30 is +3000.0%; write 30% for +30.0%"
+    ) in [w.value for w in at.warning]
+    widget(at.text_area, box).set_value("12:30%").run()
+    assert not any("a gain without %" in w.value for w in at.warning)

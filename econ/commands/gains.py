@@ -55,7 +55,8 @@ def register(subparsers) -> None:
         default=[],
         metavar="WHEN:GAIN[:LABEL]",
         help="a throughput step, e.g. 2026-02:+19.8%% (a date, month 1 = the month after "
-        "start_date) or 5:0.198 (a month number); repeat for several",
+        "start_date) or 5:0.198 (a month number; a gain without %% is a fraction, so 5:30 is "
+        "+3,000%%, warned); repeat for several",
     )
     p.add_argument(
         "--step-from-catalog",
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from econ.export import csv_text
     from econ.gains import (
         GainsError,
+        bare_fraction_note,
         parse_step,
         step_from_catalog,
         value_gain,
@@ -104,9 +106,11 @@ def run(args: argparse.Namespace) -> int:
     caveats: list[str] = []
     if replacing:
         steps = [parse_step(text, scenario.start_date, scenario.horizon) for text in args.steps]
+        caveats = [note for note in map(bare_fraction_note, args.steps) if note]
         if args.step_from_catalog:
-            step, caveats = step_from_catalog(scenario, *args.step_from_catalog, args.step_at)
+            step, catalog = step_from_catalog(scenario, *args.step_from_catalog, args.step_at)
             steps.append(step)
+            caveats += catalog
         steps.sort(key=lambda step: step["month"])
         replaced = vintage_steps_replaced(scenario)
         caveats = [*caveats, *([replaced] if replaced else [])]

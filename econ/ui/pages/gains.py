@@ -15,6 +15,7 @@ import streamlit as st
 from econ.gains import (
     COMPARED_METRICS,
     FINANCING_DRIVER,
+    bare_fraction_note,
     steps_text,
     trajectory_text,
     vintage_gains,
@@ -302,7 +303,8 @@ def render() -> None:
     to_id = cols[1].text_input(
         "later row id", key=common.keep(TO_ROW, ""), placeholder="v6.1-48ef0995"
     )
-    caveats: list[str] = []
+    typed = (st.session_state.get(STEPS) or "").splitlines()
+    caveats = [note for note in map(bare_fraction_note, typed) if note]  # "12:30" is +3,000%
     if bool(from_id.strip()) != bool(to_id.strip()):
         st.error(
             "Give both catalog row ids, the earlier and the later, for a step from the catalog.",
@@ -315,7 +317,8 @@ def render() -> None:
         )
         if found is None:
             return
-        step, caveats = found
+        step, catalog = found
+        caveats += catalog
         steps = tuple(sorted((*(steps or ()), step)))
     if steps is not None:
         caption.caption(
