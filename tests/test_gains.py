@@ -380,7 +380,7 @@ def test_cli_table_csv_and_out(tmp_path, capsys):
     assert json.loads(out.read_text())["bridge"]
     assert main(["gains", str(SEED), "--format", "json", "--out", str(out)]) == 3
     assert "--force" in capsys.readouterr().err
-    assert main(["gains", str(SEED), "--out", str(out), "--force"]) == 0
+    assert main(["gains", str(SEED), "--format", "json", "--out", str(out), "--force"]) == 0
 
 
 def test_a_change_of_a_rate_reads_in_percentage_points(capsys):

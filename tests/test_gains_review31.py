@@ -235,3 +235,49 @@ def test_a_percentage_typed_without_its_sign_is_warned_of(text, warned, capsys):
     assert main(["gains", str(SEED), "--step", text]) == 0
     said = [line for line in capsys.readouterr().err.splitlines() if "a gain without %" in line]
     assert said == ([f"warning: {warned}"] if warned else [])
+
+
+# --- 7. --out names a file of the format written --------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "format", "said"),
+    [
+        (
+            "gains.xlsx",
+            "table",
+            "econ gains writes text (--format table), not a .xlsx file; expected a .txt file "
+            "(econ project --out writes workbooks and Parquet)",
+        ),
+        (
+            "gains.parquet",
+            "csv",
+            "econ gains writes text (--format csv), not a .parquet file; expected a .csv file "
+            "(econ project --out writes workbooks and Parquet)",
+        ),
+        (
+            "gains.json",
+            "table",
+            "a .json file, but --format is table; expected --format json, or a .txt file",
+        ),
+        (
+            "gains.csv",
+            "json",
+            "a .csv file, but --format is json; expected --format csv, or a .json file",
+        ),
+    ],
+)
+def test_out_names_a_file_of_the_format_written(tmp_path, capsys, name, format, said):
+    """`econ gains SEED --out gains.xlsx` wrote the table's text into gains.xlsx, exit 0, a file
+    no spreadsheet opens (`econ project --out gains.xlsx` writes a workbook); --out gains.json
+    without --format json wrote the table into it."""
+    out = tmp_path / name
+    assert main(["gains", str(SEED), "--format", format, "--out", str(out)]) == 3
+    assert capsys.readouterr().err == f"error: --out {out}: {said}\n"
+    assert not out.exists()
+
+
+@pytest.mark.parametrize(("name", "format"), [("g.txt", "table"), ("G.CSV", "csv"), ("g", "json")])
+def test_out_takes_a_file_of_the_format_written(tmp_path, name, format):
+    assert main(["gains", str(SEED), "--format", format, "--out", str(tmp_path / name)]) == 0
+    assert (tmp_path / name).stat().st_size > 0

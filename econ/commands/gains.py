@@ -96,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.step_at and not args.step_from_catalog:
         raise GainsError("--step-at dates a --step-from-catalog step; give --step-from-catalog")
+    _check_out(args.out, args.format)
     replacing = bool(args.steps or args.step_from_catalog)
     overrides = list(args.overrides)
     if replacing:
@@ -135,6 +136,36 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "csv":  # the table and JSON hold them; a CSV has no place for them
         say_warnings(case_warning_lines(result))
     return 0
+
+
+_TEXT_SUFFIXES = {".json": "json", ".csv": "csv"}
+"""--out suffixes that name one of the text formats econ gains writes."""
+
+
+def _check_out(out: str | None, format: str) -> None:
+    """Refuse an --out file whose suffix names a format other than the one written: the table
+    or JSON text went into gains.xlsx (`econ project --out` writes a workbook by its suffix),
+    gains.parquet or gains.csv, exit 0, and the file opened nowhere."""
+    from pathlib import Path
+
+    from econ.gains import GainsError
+
+    if not out:
+        return
+    suffix = Path(out).suffix.lower()
+    named = _TEXT_SUFFIXES.get(suffix)
+    if named == format or (named is None and suffix not in {".xlsx", ".xls", ".parquet"}):
+        return
+    ext = ".txt" if format == "table" else f".{format}"
+    if named is None:
+        raise GainsError(
+            f"--out {out}: econ gains writes text (--format {format}), not a {suffix} file; "
+            f"expected a {ext} file (econ project --out writes workbooks and Parquet)"
+        )
+    raise GainsError(
+        f"--out {out}: a {suffix} file, but --format is {format}; expected --format {named}, "
+        f"or a {ext} file"
+    )
 
 
 def result_frame(result: GainValue) -> pd.DataFrame:
