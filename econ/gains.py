@@ -33,8 +33,8 @@ from econ.index_files import DATE_EXPECTED, FIRST_DATE, LAST_DATE, cell_number, 
 from econ.market import token_selling_share
 from econ.scenario import Scenario, apply_overrides, scenario_to_dict, validate_dict
 from econ.scenario.gain_models import MAX_STEP_LABEL_CHARS, NEUTRAL_GAINS, GainStep
-from econ.scenario.section import field_bounds
-from econ.text import clipped, shortened
+from econ.scenario.section import ONE_LINE, field_bounds
+from econ.text import clipped, control_character, control_kind, shortened
 from econ.units import MONTHS_PER_YEAR, monthly_rate
 
 COMPARED_METRICS = (
@@ -224,7 +224,9 @@ def vintage_gains(scenario: Scenario) -> list[dict]:
     return out
 
 
-_STEP = re.compile(r"^\s*(?P<when>[^:]+?)\s*:\s*(?P<gain>[^:]+?)\s*(?::(?P<label>.*))?$")
+_STEP = re.compile(  # (DOTALL: a line feed in the label is refused as the control it is)
+    r"^\s*(?P<when>[^:]+?)\s*:\s*(?P<gain>[^:]+?)\s*(?::(?P<label>.*))?$", re.DOTALL
+)
 _DATE = re.compile(r"^([0-9]{4})-([0-9]{1,2})(?:-([0-9]{1,2}))?$")  # \d takes "２０２５" too
 
 
@@ -296,6 +298,12 @@ def parse_step(
             f"most {high}"
         )
     label = (match["label"] or "").strip()
+    control = control_character(label)
+    if control is not None:  # (refused later as the scenario file's throughput.steps[0].label)
+        raise GainsError(
+            f"{step}: the label holds {control_kind(control[1])} ({control[1]!r}) at character "
+            f"{control[0]}; expected {ONE_LINE}"
+        )
     if len(label) > MAX_STEP_LABEL_CHARS:
         raise GainsError(
             f"{step}: the label is {len(label):,} characters long; expected a label of at most "

@@ -281,3 +281,31 @@ def test_out_names_a_file_of_the_format_written(tmp_path, capsys, name, format, 
 def test_out_takes_a_file_of_the_format_written(tmp_path, name, format):
     assert main(["gains", str(SEED), "--format", format, "--out", str(tmp_path / name)]) == 0
     assert (tmp_path / name).stat().st_size > 0
+
+
+# --- 8. a control character in a step's label is refused as the --step's ------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (
+            "12:+30%:a\x1b[31mred",
+            "--step '12:+30%:a\\x1b[31mred': the label holds a control character ('\\x1b') at "
+            "character 2",
+        ),
+        (
+            "12:+30%:a\nb",
+            "--step '12:+30%:a\\nb': the label holds a control character ('\\n') at character 2",
+        ),
+    ],
+)
+def test_a_control_character_in_a_steps_label_is_refused_as_the_steps(text, said, capsys):
+    """The escape was refused as the scenario file's: "models/scenarios/deepseek-r1-gb200-
+    nvl72.toml: throughput.steps[0].label = ...", a field the file does not hold; a line feed
+    read "expected WHEN:GAIN[:LABEL]" of a step written so."""
+    assert main(["gains", str(SEED), "--step", text]) == 3
+    assert capsys.readouterr().err == (
+        f"error: {said}; expected a name or one-line text of printable characters: no control "
+        "characters such as ESC, CR or LF\n"
+    )
