@@ -588,6 +588,16 @@ def summary_delta(base: Mapping[str, Any], gain: Mapping[str, Any]) -> dict:
     return delta
 
 
+def year_label(year: int, horizon_months, prefix: str = "year ") -> str:
+    """A row of EBITDA by year in words: "year 3", or "year 3 (6 months)" where the horizon ends
+    within it (a 30-month horizon's year 3 read as a whole year, its EBITDA a third of year
+    2's); `prefix` "" for a column headed Year."""
+    months = (horizon_months or 0) - MONTHS_PER_YEAR * (int(year) - 1)
+    if 0 < months < MONTHS_PER_YEAR:
+        return f"{prefix}{year} ({months:.0f} month{'s' if months != 1 else ''})"
+    return f"{prefix}{year}"
+
+
 def _years(months: np.ndarray) -> np.ndarray:
     return np.maximum(months - 1, 0) // MONTHS_PER_YEAR + 1
 
@@ -1244,4 +1254,5 @@ __all__ = [
     "with_steps",
     "with_throughput",
     "without_gains",
+    "year_label",
 ]

@@ -14,6 +14,7 @@ from econ.gains import (
     parse_step,
     rate_case,
     value_grid,
+    year_label,
 )
 from econ.scenario import scenario_to_dict, validate_dict
 from tests.conftest import ROOT
@@ -309,3 +310,18 @@ def test_a_control_character_in_a_steps_label_is_refused_as_the_steps(text, said
         f"error: {said}; expected a name or one-line text of printable characters: no control "
         "characters such as ESC, CR or LF\n"
     )
+
+
+# --- 9. a year the horizon cuts short says so ----------------------------------------------------
+
+
+def test_a_year_the_horizon_cuts_short_says_how_many_months_it_holds(capsys):
+    """With a 30-month horizon the EBITDA table's last row read "year 3  314,942  428,713", a
+    third of year 2's, as if the rack earned a third as much in a whole year."""
+    assert main(["gains", str(SEED), "--set", "horizon_months=30"]) == 0
+    table = capsys.readouterr().out
+    assert "\nyear 2  " in table
+    assert "\nyear 3 (6 months)  " in table
+    assert year_label(3, 30) == "year 3 (6 months)"
+    assert year_label(2, 13) == "year 2 (1 month)"
+    assert year_label(6, 72) == "year 6" and year_label(2, 72, prefix="") == "2"

@@ -212,7 +212,7 @@ def _fmt(fmt: str, value) -> str:
 def format_table(result: GainValue) -> str:
     """Base, gain and change side by side; then what the gain is worth, the bridge, EBITDA by year."""
     from econ.cli import summary_rows
-    from econ.gains import COMPARED_METRICS, steps_text
+    from econ.gains import COMPARED_METRICS, steps_text, year_label
     from econ.text import clipped
 
     vintages = [
@@ -257,7 +257,7 @@ def format_table(result: GainValue) -> str:
     for row in result.ebitda_by_year.itertuples(index=False):
         years.append(
             (
-                f"year {row.year}",
+                year_label(row.year, result.base.get("horizon_months")),
                 _fmt("{:,.0f}", row.base_usd),
                 _fmt("{:,.0f}", row.gain_usd),
                 _fmt("{:+,.0f}", row.delta_usd),

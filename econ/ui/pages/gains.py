@@ -20,6 +20,7 @@ from econ.gains import (
     trajectory_text,
     vintage_gains,
     vintage_steps_replaced,
+    year_label,
 )
 from econ.ui import charts, common, compute
 from econ.ui.fmt import (
@@ -391,6 +392,8 @@ def render() -> None:
         st.subheader(f"EBITDA by year [{money}]")
         years = charts.money(result.ebitda_by_year, ["base_usd", "gain_usd", "delta_usd"], money)
         years.columns = ["Year", "Without the gains", "With the gains", "Change"]
+        horizon = result.base.get("horizon_months")  # a year the horizon cuts short says so
+        years["Year"] = [year_label(year, horizon, prefix="") for year in years["Year"]]
         common.table(
             years.style.format(
                 {c: functools.partial(scaled_money, money=money) for c in years.columns[1:]}
