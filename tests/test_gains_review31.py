@@ -1,5 +1,8 @@
-"""Review 31 (finance team and lender) of `econ gains` and the Software gains page: the
-break-even rates of a scenario whose growth is a table or its MLPerf history, ..."""
+"""Review 31 (finance team and lender) of `econ gains`, econ.gains and the Software gains page: the
+break-even rates of a scenario whose growth is a table or its MLPerf history, or whose prices are
+a table or a fall factor; a step month after the shortest life; a catalog step's date, a gain
+that is no finite number, a percentage typed without its sign and a control character in a
+label, each named as the user gave it; --out of another format; a year the horizon cuts short."""
 
 from __future__ import annotations
 
