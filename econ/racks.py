@@ -1403,9 +1403,13 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
     those that differ from the scenario's. Always the fleet (hardware, GPUs, GPUs per rack). Where
     the hardware changes, the rack catalog's figures for it: rack cooling, IT power per GPU
     (kw_per_gpu_all_in, on its boundary), and the price per GPU (capex_usd_per_rack / GPUs per
-    rack) where the catalog has one; a facility.kw_per_rack of the old rack is cleared; and the
-    sized hall: hall cooling, PUE and the liquid retrofit price per rack (the same hardware keeps
-    the scenario's hall). A hall limit given to the sizing becomes the scenario's. Amounts sized
+    rack) where the catalog has one; a facility.kw_per_rack of the old rack is cleared. The
+    sized hall, its cooling and PUE, becomes the scenario's (for the same hardware too: the 61
+    GB300 racks 10 MW at the meter holds at PUE 1.1 draw 11.6 MW there at 1.3), with
+    the catalog's liquid retrofit price per rack where the hall becomes a retrofitted one (the
+    same hardware in a hall already retrofitted keeps its price); a scenario of the same hardware
+    whose rack cooling is not the catalog's keeps its hall. A hall limit given to the sizing
+    becomes the scenario's. Amounts sized
     for the old fleet scale with the new one (`scaled_fixed_amounts`: staff, contracted or owned
     kW, a loan or tranche given in USD). `left` names
     the fields that still describe the previous hardware, each with why (throughput, prices the
@@ -1437,14 +1441,19 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
                 f"capex.{'gpu' if scenario.capex.gpu_price_usd is not None else 'system'}"
                 f"_price_usd (the rack catalog has no price for {rack.key})"
             )
-        # the same hardware keeps the scenario's hall, which already takes it
-        fields["facility.hall_cooling"] = result["hall_cooling"]
-        fields["power.pue"] = result["pue"]
-        if result["hall_cooling"] == "air_retrofit_liquid" and rack.liquid_cooling_usd_per_rack:
-            fields["facility.liquid_retrofit_usd_per_rack"] = rack.liquid_cooling_usd_per_rack
         left += _left_from(scenario, old)
     else:
         left += _power_above_budget(scenario, rack, int(result["gpus"]))
+    # The sized hall: its racks were counted at its PUE (at the meter, fewer racks the higher it
+    # is), so the same hardware sized in another hall or at another PUE takes that hall too; a
+    # scenario whose racks are not the catalog's (a liquid-cooled variant) keeps its own hall.
+    if new_hardware or scenario.facility.rack_cooling == rack.cooling:
+        fields["facility.hall_cooling"] = result["hall_cooling"]
+        fields["power.pue"] = result["pue"]
+        retrofit = result["hall_cooling"] == "air_retrofit_liquid"
+        retrofitted = scenario.facility.hall_cooling == "air_retrofit_liquid"
+        if retrofit and rack.liquid_cooling_usd_per_rack and (new_hardware or not retrofitted):
+            fields["facility.liquid_retrofit_usd_per_rack"] = rack.liquid_cooling_usd_per_rack
     if result.get("hall_max_kw_per_rack") is not None:
         fields["facility.hall_max_kw_per_rack"] = result["hall_max_kw_per_rack"]
     limit = scenario.facility.hall_max_kw_per_rack

@@ -108,3 +108,22 @@ def test_the_budget_caption_says_what_the_capex_it_checks_includes(app):
     (caption,) = [c.value for c in app.caption if "capex budget limit" in c.value]
     assert "The rack catalog's price" not in caption
     assert "racks, scale-out network (" in caption and "installation (1,750 USD per GPU)" in caption
+
+
+def test_use_after_sizing_the_scenarios_hardware_in_another_hall_takes_that_hall():
+    # A review (31): the GB300 hall (air retrofitted for liquid, PUE 1.3) sized in a liquid hall
+    # at 10 MW at the meter placed 61 racks at PUE 1.1; "Use" kept the hall at 1.3, so Results
+    # drew 11.6 MW at the meter, though the button's help said a changed hall is set.
+    from econ.ui import state
+    from tests.test_app_review23 import HALL, open_scenario
+
+    at = open_scenario(HALL, "power")
+    widget(at.selectbox, "Hall cooling").set_value("liquid").run()
+    widget(at.selectbox, "Budget measured at").set_value("utility").run()
+    assert not at.exception and test_app.metric(at, "GPUs") == "4,392"
+    use = next(b for b in at.button if b.label.startswith("Use 4,392 GPUs"))
+    assert "the sized hall's cooling and PUE" in use.help
+    use.click().run()
+    assert not at.exception
+    data = at.session_state[state.DATA]
+    assert data["facility"]["hall_cooling"] == "liquid" and data["power"]["pue"] == 1.1

@@ -1025,6 +1025,44 @@ def test_a_sized_fleet_of_other_hardware_brings_its_catalog_figures():
     assert "facility.hall_max_kw_per_rack (30 kW, below the 132 kW gb300-nvl72 rack" in stays[-1]
 
 
+def test_the_same_hardware_sized_in_another_hall_takes_that_hall_and_pue():
+    # A review (31): the GB300 hall (air retrofitted for liquid, PUE 1.3) sized on the Power page
+    # in a liquid hall at 10 MW at the meter: 61 racks at PUE 1.1, floor(10,000 / 1.1 / 146.64).
+    # "Use" set the GPUs and kept the retrofitted hall at PUE 1.3: 61 x 146.64 x 1.3 = 11,628.6
+    # kW at the meter, 16% over the 10 MW sized, said nowhere.
+    from econ import load_scenario
+    from econ.racks import sized_fleet_fields
+
+    scenarios = ROOT / "models" / "scenarios"
+    retrofit = "facility.liquid_retrofit_usd_per_rack"
+    hall = load_scenario(scenarios / "hall-10mw-gb300-nvl72-liquid.toml")
+    sized = size(mw=10.0, hardware="gb300-nvl72", basis="utility", cooling="liquid")
+    assert (sized["racks"], sized["gpus"], sized["pue"]) == (61, 4392, 1.1)
+    fields, _ = sized_fleet_fields(sized, hall)
+    assert fields["facility.hall_cooling"] == "liquid" and fields["power.pue"] == 1.1
+    assert sized["it_kw"] * fields["power.pue"] <= 10_000.0
+    # a PUE typed for the scenario's own hall is the one its racks were counted at; the
+    # retrofitted hall keeps its own retrofit price
+    typed = size(
+        mw=10.0,
+        hardware="gb300-nvl72",
+        basis="utility",
+        cooling="air",
+        retrofit_liquid=True,
+        pue=1.2,
+    )
+    own_price = load_scenario(scenarios / "hall-10mw-gb300-nvl72-liquid.toml", {retrofit: 6e4})
+    fields, _ = sized_fleet_fields(typed, own_price)
+    assert fields["power.pue"] == 1.2 and "facility.hall_cooling" not in fields
+    assert retrofit not in fields
+    # a liquid hall become a retrofitted air hall takes the catalog's retrofit price with it
+    seed = load_scenario(scenarios / "deepseek-r1-gb200-nvl72.toml", {retrofit: 0.0})
+    aired = size(mw=10.0, hardware="gb200-nvl72", cooling="air", retrofit_liquid=True)
+    fields, _ = sized_fleet_fields(aired, seed)
+    assert fields["facility.hall_cooling"] == "air_retrofit_liquid" and fields["power.pue"] == 1.3
+    assert fields[retrofit] == 50_000.0
+
+
 def test_a_power_per_gpu_far_from_the_catalogs_is_warned_of(capsys, tmp_path):
     # An infrastructure review: 1.4 kW per GB300 GPU (its TDP alone) raised the hall's NPV from
     # 28.8 to 52.3 M USD, and as chip-only power with no host share it did the same, silently.

@@ -268,7 +268,8 @@ def sizing(current, money: str) -> None:
         format_func=lambda b: {"it": "IT load (critical)", "utility": "utility meter"}[b],
     )
     # For the scenario's hardware the boxes start from its own hall (an air hall retrofitted for
-    # liquid racks is "Air" with the retrofit on) and PUE, the hall Use keeps; other hardware
+    # liquid racks is "Air" with the retrofit on) and PUE, the hall Use keeps unless another is
+    # chosen (Use sets the sized hall: econ.racks.sized_fleet_fields); other hardware
     # starts in its racks' own hall at the catalog's PUE, the hall Use sets with it.
     own = chosen == hardware
     own_hall = scenario.facility.hall_cooling
