@@ -1139,6 +1139,19 @@ def _size_for_mw(
     for name, value in given[:1] + given[3:5]:  # the others: _hall
         if value is not None and not math.isfinite(value):
             raise InputError(f"{name} = {value}: expected a finite number")
+    # named as the options they are (econ.sizing's own checks name the figure, not the option)
+    for name, value, ok, expected in (
+        ("--mw", mw, mw > 0, "a power budget above 0 MW"),
+        ("--floor-m2", floor_m2, floor_m2 is None or floor_m2 >= 0, "floor space of 0 m² or more"),
+        (
+            "--budget-usd",
+            budget_usd,
+            budget_usd is None or budget_usd >= 0,
+            "a capex budget of 0 USD or more",
+        ),
+    ):
+        if not ok:
+            raise InputError(f"{name} = {value:g}: expected {expected}")
     if mw > MAX_MW:  # far beyond any hall; past ~1e305 the arithmetic overflows
         raise InputError(
             f"--mw = {mw:g}: expected a power budget of at most {MAX_MW:,.0f} MW (1 TW, more than "

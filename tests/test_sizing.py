@@ -352,6 +352,24 @@ def test_power_budget_too_small_for_one_rack():
     assert relaxed.racks[0] == 0 and relaxed.binding_limit[0] == "power"
 
 
+@pytest.mark.parametrize(
+    ("option", "value", "expected"),
+    [
+        ("--mw", "-1", "--mw = -1: expected a power budget above 0 MW"),
+        ("--mw", "0", "--mw = 0: expected a power budget above 0 MW"),
+        ("--floor-m2", "-5", "--floor-m2 = -5: expected floor space of 0 m² or more"),
+        ("--budget-usd", "-1", "--budget-usd = -1: expected a capex budget of 0 USD or more"),
+    ],
+)
+def test_size_names_the_option_of_a_negative_budget(capsys, option, value, expected):
+    # A review (31): "error: power budget is -1 MW; expected a power budget above 0" named no
+    # option, nor did "floor space is -5 m²" or "capex budget is -1 USD".
+    args = ["size", "--hardware", "gb300-nvl72"] + ([] if option == "--mw" else ["--mw", "10"])
+    assert main([*args, option, value]) == 3
+    err = capsys.readouterr().err
+    assert err == f"error: {expected}\n"
+
+
 # --- Invariants ---------------------------------------------------------------------------------
 
 
