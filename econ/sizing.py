@@ -281,7 +281,8 @@ def size_hall(
         _raise_no_rack(
             racks,
             binding,
-            loadable,
+            it_budget,
+            share,
             basis,
             mw,
             it_rack,
@@ -544,6 +545,7 @@ def _raise_no_rack(
     racks,
     binding,
     it_budget,
+    share,
     basis,
     mw,
     kw_rack,
@@ -560,13 +562,22 @@ def _raise_no_rack(
     if limit == "power":
         on = POWER_BASES[int(basis[i])]
         where = "of IT load" if on == "it" else "at the utility meter"
+        # the racks may load `share` of the IT power, not all of it: name both, so that the
+        # message does not read "10 MW of IT load gives 100.0 kW" at a share of 0.01
+        loaded = (
+            f", {it_budget[i] * share[i]:,.1f} kW of it at a max load share of {share[i]:g},"
+            if share[i] < 1
+            else ","
+        )
         detail = (
-            f"a power budget of {mw[i]:,g} MW {where} gives {it_budget[i]:,.1f} kW of IT power, "
-            f"below one rack of {kw_rack[i]:g} kW"
+            f"a power budget of {mw[i]:,g} MW {where} gives {it_budget[i]:,.1f} kW of IT "
+            f"power{loaded} below one rack of {kw_rack[i]:g} kW"
         )
         if on == "utility":
             detail += f" at PUE {pue[i]:g} ({kw_rack[i] * pue[i]:,.1f} kW at the meter)"
-        expected = "a power budget of at least one rack"
+        expected = "a power budget of at least one rack" + (
+            " at that share" if share[i] < 1 else ""
+        )
     elif limit == "floor":
         detail = f"floor space of {floor[i]:g} m² is below one rack's {m2_rack[i]:g} m²"
         expected = "floor space for at least one rack"

@@ -352,6 +352,18 @@ def test_power_budget_too_small_for_one_rack():
     assert relaxed.racks[0] == 0 and relaxed.binding_limit[0] == "power"
 
 
+def test_a_load_share_too_small_for_one_rack_names_the_budget_and_the_share(capsys):
+    # A review (31): at --max-load-share 0.01 the refusal read "a power budget of 10 MW of IT
+    # load gives 100.0 kW of IT power", arithmetic that is false as stated (10 MW is 10,000 kW).
+    argv = ["size", "--mw", "10", "--hardware", "gb300-nvl72", "--max-load-share", "0.01"]
+    assert main(argv) == 3
+    assert capsys.readouterr().err == (
+        "error: a power budget of 10 MW of IT load gives 10,000.0 kW of IT power, 100.0 kW of it "
+        "at a max load share of 0.01, below one rack of 146.64 kW; expected a power budget of at "
+        "least one rack at that share\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("option", "value", "expected"),
     [
