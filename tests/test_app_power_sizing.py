@@ -127,3 +127,22 @@ def test_use_after_sizing_the_scenarios_hardware_in_another_hall_takes_that_hall
     assert not at.exception
     data = at.session_state[state.DATA]
     assert data["facility"]["hall_cooling"] == "liquid" and data["power"]["pue"] == 1.1
+
+
+def test_the_page_says_what_the_power_budget_is(app):
+    # A review (31): `econ size` says on its second line that the budget is usable critical IT
+    # capacity after the hall's redundancy, every rack at its maximum draw at once; the page said
+    # it nowhere, so a 2N hall's 20 MW installed typed as its budget placed twice the racks.
+    from tests.test_app_review23 import caption_text
+
+    go(app, "power")
+    shown = caption_text(app)
+    assert (
+        "Basis: power is usable critical IT capacity, after the hall's N+1 or 2N redundancy, "
+        "with every rack at its maximum draw at once, loaded to 100% of it (planners fill halls "
+        "to 0.8-0.9)." in shown
+    ), shown
+    widget(app.selectbox, "Budget measured at").set_value("utility").run()
+    shown = caption_text(app)
+    assert "Basis: power is the supply at the meter (the utility meter as the budget's " in shown
+    assert "--" not in next(line for line in shown.splitlines() if line.startswith("Basis:"))

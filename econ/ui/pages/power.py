@@ -167,6 +167,7 @@ _FILE_WORDS = (
     (re.compile(r"\braise hall_max_kw_per_rack\b"), "raise the hall limit per rack"),
     (re.compile(r"models/racks\.toml kw_per_rack\b"), "the rack catalog's kW per rack"),
     (re.compile(r"models/racks\.toml kw_per_system x "), "the rack catalog's kW per system x "),
+    (re.compile(r" \(--max-load-share 1; ([^)]*)\)"), r" (\1)"),
 )
 """Words of a scenario file or of `econ size` that this page says with its boxes."""
 
@@ -441,6 +442,8 @@ def sizing(current, money: str) -> None:
         f"{rack['cooling']}-cooled; hall {HALL_WORDS[result['hall_cooling']]}, PUE "
         f"{result['pue']:g} ({pue_source})."
     )
+    # what the budget is and how the racks are counted against it, as `econ size` says it
+    st.caption(page_words(f"Basis: {result['sizing_basis']}."))
     for warning in result["warnings"]:
         st.warning(literal(readable_warning(page_words(warning))), icon=":material/warning:")
     done = st.session_state.pop(LEFT, None)  # what the last Use left: said once, after it
