@@ -146,3 +146,17 @@ def test_the_page_says_what_the_power_budget_is(app):
     shown = caption_text(app)
     assert "Basis: power is the supply at the meter (the utility meter as the budget's " in shown
     assert "--" not in next(line for line in shown.splitlines() if line.startswith("Basis:"))
+
+
+def test_a_budget_for_hardware_without_a_price_names_what_the_page_can_do(app):
+    # A review (31): a capex budget for b300-sxm (no price in the rack catalog) was refused with
+    # "expected --capex-usd-per-rack", an option this page has no box for.
+    go(app, "power")
+    widget(app.selectbox, "Hardware").set_value("b300-sxm").run()
+    widget(app.number_input, "Capex budget [USD]").set_value(1e8).run()
+    assert not app.exception
+    (found,) = [e for e in errors(app) if "needs a price per rack" in e]
+    assert found.endswith(
+        "expected the capex budget box empty for it (this page takes no price per rack; econ "
+        "size --capex-usd-per-rack does)"
+    ), found

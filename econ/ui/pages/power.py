@@ -168,6 +168,11 @@ _FILE_WORDS = (
     (re.compile(r"models/racks\.toml kw_per_rack\b"), "the rack catalog's kW per rack"),
     (re.compile(r"models/racks\.toml kw_per_system x "), "the rack catalog's kW per system x "),
     (re.compile(r" \(--max-load-share 1; ([^)]*)\)"), r" (\1)"),
+    (  # the page has no price-per-rack box: the way out here is an empty budget
+        re.compile(r"; expected --capex-usd-per-rack$"),
+        "; expected the capex budget box empty for it (this page takes no price per rack; "
+        "econ size --capex-usd-per-rack does)",
+    ),
 )
 """Words of a scenario file or of `econ size` that this page says with its boxes."""
 
