@@ -1455,12 +1455,15 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
                 f"_price_usd (the rack catalog has no price for {rack.key})"
             )
         left += _left_from(scenario, old)
-    else:
-        left += _power_above_budget(scenario, rack, int(result["gpus"]))
     # The sized hall: its racks were counted at its PUE (at the meter, fewer racks the higher it
     # is), so the same hardware sized in another hall or at another PUE takes that hall too; a
     # scenario whose racks are not the catalog's (a liquid-cooled variant) keeps its own hall.
-    if new_hardware or scenario.facility.rack_cooling == rack.cooling:
+    takes_hall = new_hardware or scenario.facility.rack_cooling == rack.cooling
+    if not new_hardware:
+        # a power per GPU given at the utility meter is divided by the PUE the hall takes
+        power = scenario.power.model_copy(update={"pue": result["pue"]} if takes_hall else {})
+        left += _power_above_budget(power, rack, int(result["gpus"]))
+    if takes_hall:
         fields["facility.hall_cooling"] = result["hall_cooling"]
         fields["power.pue"] = result["pue"]
         retrofit = result["hall_cooling"] == "air_retrofit_liquid"
@@ -1486,14 +1489,15 @@ def sized_fleet_fields(result: dict, scenario, catalog: RackCatalog | None = Non
     return changed, tuple(left)
 
 
-def _power_above_budget(scenario, rack: RackSpec, gpus: int) -> list[str]:
-    """The scenario's own IT power per GPU, kept with its hardware, where it is above what the
-    hall's power budget counted per GPU (`RackSpec.it_kw_per_rack`): the sized hall then draws
-    more than the MW it was sized for."""
+def _power_above_budget(power, rack: RackSpec, gpus: int) -> list[str]:
+    """The scenario's own IT power per GPU (its power section `power`, at the PUE of the hall it
+    takes), kept with its hardware, where it is above what the hall's power budget counted per
+    GPU (`RackSpec.it_kw_per_rack`): the sized hall then draws more than the MW it was sized
+    for."""
     from econ.scenario.power_models import it_kw_per_gpu
 
     counted = rack.it_kw_per_rack / rack.gpus_per_rack
-    own = it_kw_per_gpu(scenario.power)
+    own = it_kw_per_gpu(power)
     if own <= counted * (1 + 1e-9):
         return []
     return [

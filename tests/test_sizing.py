@@ -1093,6 +1093,23 @@ def test_the_same_hardware_sized_in_another_hall_takes_that_hall_and_pue():
     assert fields[retrofit] == 50_000.0
 
 
+def test_a_kept_power_at_the_meter_is_counted_at_the_pue_the_hall_takes():
+    # A review (31): 1.9 kW per H200 at the utility meter is 1.9 / 1.3 = 1.4615 kW of IT load in
+    # llama's PUE 1.3 hall, below the 1.47875 the budget counts; sized at PUE 1.2, which "Use"
+    # now sets, it is 1.5833 kW: 6,752 x 1.5833 = 10,691 kW in a 10 MW hall, which went unsaid.
+    from econ import load_scenario
+    from econ.racks import sized_fleet_fields
+
+    meter = {"power.kw_per_gpu": 1.9, "power.kw_per_gpu_definition": "utility_meter"}
+    llama = load_scenario(ROOT / "models" / "scenarios" / "llama2-70b-h200.toml", meter)
+    fields, stays = sized_fleet_fields(size(mw=10.0, hardware="h200-sxm", pue=1.2), llama)
+    assert fields["power.pue"] == 1.2
+    (note,) = [s for s in stays if s.startswith("power.kw_per_gpu")]
+    assert "the 6,752 GPUs draw 10,691 kW of IT load, 7.1% more" in note, note
+    _, stays = sized_fleet_fields(size(mw=10.0, hardware="h200-sxm"), llama)  # PUE 1.3 kept
+    assert not any(s.startswith("power.kw_per_gpu") for s in stays)
+
+
 def test_a_power_per_gpu_far_from_the_catalogs_is_warned_of(capsys, tmp_path):
     # An infrastructure review: 1.4 kW per GB300 GPU (its TDP alone) raised the hall's NPV from
     # 28.8 to 52.3 M USD, and as chip-only power with no host share it did the same, silently.
