@@ -1381,12 +1381,14 @@ def _hall_refusal(
     hardware sold as 8-GPU systems (a rack-scale system refuses it), with the most that fit."""
     rack = hall.rack
     fit = _systems_that_fit(rack, hall_max_kw_per_rack) if hall_max_kw_per_rack is not None else ""
-    hint = (
-        "--cooling liquid, or --retrofit-liquid for an air hall"
-        if rack.cooling == "liquid" and hall.hall_cooling == "air"
-        else f"a higher --hall-max-kw-per-rack{fit}"
-    )
-    return HallLimitError(f"{hardware}: {exc} (command line: {hint})")
+    over = hall_max_kw_per_rack is not None and rack.kw_per_rack > hall_max_kw_per_rack
+    hints = [f"a higher --hall-max-kw-per-rack{fit}"] if over else []
+    if rack.cooling == "liquid" and hall.hall_cooling == "air":
+        hints.append("--cooling liquid, or --retrofit-liquid for an air hall")
+    # one hall, one line: a rack both above the limit and liquid-cooled in an air hall is
+    # refused for both, with the way out of each
+    problems = str(exc).replace("\n  ", "; and ")
+    return HallLimitError(f"{hardware}: {problems} (command line: {'; '.join(hints)})")
 
 
 def _within_field_bounds(

@@ -364,6 +364,20 @@ def test_a_load_share_too_small_for_one_rack_names_the_budget_and_the_share(caps
     )
 
 
+def test_a_rack_refused_for_its_power_and_its_cooling_is_one_line_with_both_ways_out(capsys):
+    # A review (31): a GB300 NVL72 rack in a 100 kW air hall was refused on two lines, the second
+    # without the hardware, and the command-line hint named the cooling way out alone.
+    argv = ["size", "--mw", "10", "--hardware", "gb300-nvl72", "--cooling", "air"]
+    assert main([*argv, "--hall-max-kw-per-rack", "100"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: gb300-nvl72: a rack draws 132 kW")
+    assert "per rack); and the rack is liquid-cooled but the hall is air-cooled;" in err
+    assert err.endswith(
+        "(command line: a higher --hall-max-kw-per-rack; --cooling liquid, or --retrofit-liquid "
+        "for an air hall)\n"
+    )
+
+
 @pytest.mark.parametrize(
     ("option", "value", "expected"),
     [
