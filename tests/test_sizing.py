@@ -1425,3 +1425,20 @@ def test_a_key_of_the_hardware_catalog_without_rack_figures_says_why(capsys):
     err = capsys.readouterr().err
     assert "hardware 'mi300x' is in models/hardware.toml, but the rack catalog" in err
     assert "has no system or rack power for it" in err and "did you mean" not in err
+
+
+def test_the_size_table_says_why_capex_is_missing_and_writes_huge_amounts_short(capsys):
+    """b300-sxm (no price in models/racks.toml) read 'Capex [USD] n/a' on six rows with no word
+    why; --budget-usd 1e308 left '100,000,...' (309 digits) of budget stranded."""
+    assert main(["size", "--mw", "10", "--hardware", "b300-sxm"]) == 0
+    out = capsys.readouterr().out
+    assert "note: models/racks.toml gives no price for a b300-sxm rack, so no capex is " in out
+    assert "give --capex-usd-per-rack for it" in out
+    args = ["size", "--mw", "10", "--hardware", "b300-sxm", "--capex-usd-per-rack", "2e6"]
+    assert main(args) == 0
+    assert "note:" not in capsys.readouterr().out
+    assert main(["size", "--mw", "10", "--hardware", "gb300-nvl72", "--budget-usd", "1e308"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"Stranded budget \[USD\] +1e\+308\n", out), out
+    assert not re.search(r"\d{1,3}(,\d{3}){5,}", out)
+    assert re.search(r"Capex \[USD\] +233,131,200\n", out)  # below a trillion, as before

@@ -193,6 +193,8 @@ _GPU_ROWS = (
 
 
 def format_table(result: dict) -> str:
+    from econ.labels import whole
+
     rack = result["rack"]
     it_kw = rack.get("it_kw_per_rack", rack["kw_per_rack"])
     networking = (
@@ -223,9 +225,18 @@ def format_table(result: dict) -> str:
         if key in ("headroom_it_kw", "hall_it_mw") and result["max_load_share"] == 1:
             continue  # no headroom kept: the hall's capacity is the racks' power
         missing = "no limit" if key.startswith("racks_by_limit") else "n/a"
-        rows.append((label, missing if value is None else fmt.format(value)))
+        # (whole: a --budget-usd of 1e308 left 309 digits of budget stranded)
+        if value is None:
+            rows.append((label, missing))
+        else:
+            rows.append((label, whole(value) if fmt == "{:,.0f}" else fmt.format(value)))
     width = max(len(label) for label, _ in rows)
     basis = f"Basis: {result['sizing_basis']}"
     lines = [head, basis, ""] + [f"{label.ljust(width)}  {value}" for label, value in rows]
+    if result["capex_usd"] is None:  # (every capex row read n/a, with no word why)
+        lines.append(
+            f"note: models/racks.toml gives no price for a {result['hardware']} rack, so no "
+            "capex is counted: give --capex-usd-per-rack for it"
+        )
     lines += [f"warning: {w}" for w in result["warnings"]]
     return "\n".join(lines)
