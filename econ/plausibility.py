@@ -275,9 +275,11 @@ def rental_price_message(path: str, value: float) -> str:
 def hardware_price_message(gpu_price: float, system_price: float, gpus_per_system: int) -> str:
     """The warning of a hardware price per GPU outside the band: `capex.gpu_price_usd` where it
     is given (not NaN), else `capex.system_price_usd` over `gpus_per_system`."""
+    from econ.capex import hardware_usd_per_gpu
+
     low, high = MIN_PLAUSIBLE_HARDWARE_USD_PER_GPU, MAX_PLAUSIBLE_HARDWARE_USD_PER_GPU
     per_system = np.isnan(gpu_price)
-    per_gpu = system_price / gpus_per_system if per_system else gpu_price
+    per_gpu = float(hardware_usd_per_gpu(gpu_price, system_price, gpus_per_system))
     if per_gpu < low:
         side = (
             f"below {low:,.0f}, a twenty-fifth of an H100's 25,000 (the lowest GPU price of "
