@@ -203,6 +203,47 @@ def test_bad_rows_file(tmp_path):
         cal.load_rows(path)
 
 
+ROWS_HEADER = "hardware,model,scenario,round,availability,accelerator_count,per_accelerator\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "expected"),
+    [
+        ("mi325x,llama2-70b,Server,v5.1,available,0,3969.5", "accelerator_count must be a whole"),
+        ("mi325x,llama2-70b,Server,v5.1,available,,3969.5", "accelerator_count must be a whole"),
+        ("mi325x,llama2-70b,Server,v5.1,available,1.5,3969.5", "got 1.5"),
+        ("mi325x,llama2-70b,Server,v5.1,available,8,-100", "per_accelerator must be a positive"),
+        ("mi325x,llama2-70b,Server,v5.1,available,8,0", "per_accelerator must be a positive"),
+        ("mi325x,llama2-70b,Server,latest,available,8,3969.5", "round must be a round"),
+        ("mi325x,llama2-70b,server,v5.1,available,8,3969.5", "scenario must be one of"),
+    ],
+)
+def test_rows_with_an_impossible_value_are_refused(tmp_path, row, expected):
+    """Found by a simulator review: a GPU count of 0, -8 or blank in a --rows file crashed the fit
+    with a traceback (math domain error, IntCastingNaNError), 1.5 GPUs was cut to 1, a throughput
+    of 0 or -100 tokens/s per GPU, a round 'latest' (read as older than every round) and a
+    lower-case scenario (dropped as no workload's) were taken silently."""
+    path = tmp_path / "rows.csv"
+    path.write_text(ROWS_HEADER + "mi325x,llama2-70b,Server,v5.1,available,8,3969.5\n" + row + "\n")
+    with pytest.raises(cal.CalibrationError, match=f"data row 2 .*{expected}"):
+        cal.load_rows(path)
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [(b"", "is empty; expected a CSV"), (b"\x94\x00\xff,\n", "is not a readable CSV")],
+)
+def test_an_empty_or_binary_rows_file_is_refused(tmp_path, content, expected):
+    """Found by a simulator review: `econ throughput calibrate --rows` on an empty file, a binary
+    one or a folder ended in a traceback (EmptyDataError, UnicodeDecodeError, IsADirectoryError)."""
+    path = tmp_path / "rows.csv"
+    path.write_bytes(content)
+    with pytest.raises(cal.CalibrationError, match=expected):
+        cal.load_rows(path)
+    with pytest.raises(cal.CalibrationError, match="is a folder"):
+        cal.load_rows(tmp_path)
+
+
 def test_cli_calibrate_refuses_to_overwrite(tmp_path):
     (tmp_path / "h100-sxm.toml").write_text("")
     parser = argparse.ArgumentParser()

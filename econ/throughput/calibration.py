@@ -252,6 +252,8 @@ def get_workload(model: str, scenario: str, path: str | Path | None = None) -> W
 
 
 ROW_COLUMNS = ("hardware", "model", "scenario", "round", "availability", "accelerator_count")
+ROW_SCENARIOS = ("Offline", "Server", "Interactive")
+ROUND_PATTERN = r"v\d+(\.\d+)*"
 
 
 def load_rows(path: str | Path | None = None) -> pd.DataFrame:
@@ -261,16 +263,50 @@ def load_rows(path: str | Path | None = None) -> pd.DataFrame:
         rows = read_noted_csv(path)
     except FileNotFoundError as exc:
         raise CalibrationError(f"calibration data {path} does not exist") from exc
+    except IsADirectoryError as exc:
+        raise CalibrationError(f"calibration data {path} is a folder; expected a CSV file") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise CalibrationError(
+            f"calibration data {path} is empty; expected a CSV of MLPerf rows with the columns "
+            f"{', '.join((*ROW_COLUMNS, 'per_accelerator'))}"
+        ) from exc
+    except (UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise CalibrationError(
+            f"calibration data {path} is not a readable CSV ({exc}); expected MLPerf rows as "
+            "models/calibration/mlperf_rows.csv holds them"
+        ) from exc
     missing = [c for c in (*ROW_COLUMNS, "per_accelerator") if c not in rows.columns]
     if missing:
         raise CalibrationError(f"{path} lacks columns {', '.join(missing)}")
-    bad = ~np.isfinite(pd.to_numeric(rows["per_accelerator"], errors="coerce"))
-    if bad.any():
-        i = int(np.flatnonzero(bad.to_numpy())[0])
-        raise CalibrationError(
-            f"{path}: row {i + 2}: per_accelerator must be a number, got "
-            f"{rows['per_accelerator'].iloc[i]!r}"
-        )
+    per_gpu = pd.to_numeric(rows["per_accelerator"], errors="coerce").to_numpy(dtype=float)
+    gpus = pd.to_numeric(rows["accelerator_count"], errors="coerce").to_numpy(dtype=float)
+    rounds = rows["round"].astype(str)
+    checks = (
+        (
+            "per_accelerator",
+            ~(np.isfinite(per_gpu) & (per_gpu > 0)),
+            "a positive number of tokens/s per GPU",
+        ),
+        (
+            "accelerator_count",
+            ~(np.isfinite(gpus) & (gpus >= 1) & (gpus == np.round(gpus))),
+            "a whole number of GPUs, at least 1",
+        ),
+        ("round", ~rounds.str.fullmatch(ROUND_PATTERN).to_numpy(), "a round such as v6.1"),
+        (
+            "scenario",
+            ~rows["scenario"].isin(ROW_SCENARIOS).to_numpy(),
+            f"one of {', '.join(ROW_SCENARIOS)}",
+        ),
+    )
+    for column, bad, expected in checks:
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            row = rows.iloc[i]
+            raise CalibrationError(
+                f"{path}: data row {i + 1} ({row['hardware']} {row['model']} {row['scenario']}): "
+                f"{column} must be {expected}, got {row[column]}"
+            )
     return rows
 
 
