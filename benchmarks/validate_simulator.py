@@ -507,8 +507,26 @@ def write_report(frame: pd.DataFrame, fits: dict, errors: pd.DataFrame) -> str:
         "The calibrated column is what `econ throughput simulate --hardware H --model M "
         "--scenario S --max-gpus N` prints with N the submission's GPU count (the round's best "
         "result's system): the fit, this table and the command search the same layouts on the "
-        f"same {cal.CALIBRATION_POINTS}-point concurrency grid. Without `--max-gpus` the "
-        "command searches larger instances too and flags a layout beyond the calibration rows.",
+        f"same {cal.CALIBRATION_POINTS}"
+        "-point concurrency grid. Without `--max-gpus` the command searches larger instances "
+        "too and flags a layout beyond the calibration rows. `--gpus G` (with `--tp T`, "
+        "default G for a dense model and 1 for an MoE model) fixes one layout instead: the "
+        "printed curve, the operating point, the speed of light, the error band and its Monte "
+        "Carlo input are all of that layout (`operating_point` and `speed_of_light` take "
+        "`gpus` and `tensor_parallel` as `simulate_curve` does). Before an infrastructure "
+        "review (27) only the curve was: `--hardware h200-sxm --model llama2-70b --scenario "
+        "server --gpus 8 --tp 8` printed the 8-GPU curve, at most 1,891 tokens/s per GPU, "
+        "under an operating point of 4,316 tokens/s per GPU on 1 GPU (tp 1), with that "
+        "layout's speed of light and band; it now gives 1,834 tokens/s per GPU on 8 GPUs (tp "
+        "8), speed of light 4,660, band 870 to 4,274 (widened to the pair's MLPerf v5.1 "
+        "Server result, 4,274 on 8 GPUs, which the 8-way tensor-parallel layout misses by "
+        "57%). A fixed layout beyond the calibration rows is flagged as any is, with the "
+        "search to their GPU count to compare (`--max-gpus N without --gpus`). The search "
+        "leaves out, and `--gpus`/`--tp` refuse, a tensor-parallel degree that does not split "
+        "the model's attention heads evenly (it must divide the query heads, and divide the "
+        "KV heads or be a multiple of them, as vLLM and TensorRT-LLM require): before a "
+        "simulator review (31) the NVL72 envelope of llama2-70b (64 query heads) searched tp "
+        "72, and `--gpus 3` printed 2,005 tokens/s per GPU on 3 GPUs (tp 3).",
         "",
         "| hardware | model | scenario | round | measured tok/s/GPU | roofline | calibrated | error | "
         "leave-one-out | error |",

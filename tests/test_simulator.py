@@ -462,6 +462,40 @@ def test_operating_point_on_a_fixed_layout_refuses_a_bad_one():
         sim.operating_point("h200-sxm", "llama2-70b", gpus=8, tpot_limit_s=1e-4, **workload)
 
 
+def test_a_tensor_parallel_degree_that_does_not_split_the_heads_is_refused():
+    """Found by a simulator review: `--gpus 3` on llama2-70b (64 query heads) printed 2,005
+    tokens/s per GPU on 3 GPUs (tp 3), `--gpus 100000000` an operating point of 0 tokens/s per GPU
+    (exit 0), though no serving stack runs attention over heads that do not split evenly."""
+    workload = {"input_tokens": 128, "output_tokens": 256}
+    expected = r"^tensor parallel degree 3 does not split the 64 query heads and 8 KV heads"
+    with pytest.raises(sim.SimulatorError, match=expected):
+        sim.operating_point("h100-sxm", "llama2-70b", gpus=3, **workload)
+    with pytest.raises(sim.SimulatorError, match="expected one of 1, 2, 4, 8, 16, 32, 64 "):
+        sim.simulate_curve("h100-sxm", "llama2-70b", gpus=128, **workload)
+    with pytest.raises(sim.SimulatorError, match="the 128 query heads of 'deepseek-r1'"):
+        sim.operating_point("gb200-nvl72", "deepseek-r1", gpus=72, tensor_parallel=3, **workload)
+    argv = ["throughput", "simulate", "--hardware", "h100-sxm", "--model", "llama2-70b"]
+    code, message = _run([*argv, "--scenario", "server", "--gpus", "3"])
+    assert code == 3 and "does not split the 64 query heads" in message
+
+
+def test_the_envelope_searches_only_layouts_that_split_the_heads():
+    """Found by a simulator review: the NVL72 envelope of llama2-70b (64 query heads) searched 72-way
+    tensor parallelism, and at a p99 TPOT limit of 5.55 ms its operating point was that layout
+    (3 tokens/s per GPU on 72 GPUs, tp 72); now tp 64 is the most it tries."""
+    configs = sim.parallel_configs(get_llm("llama2-70b"), get_hardware("gb200-nvl72"))
+    assert [72, 72] not in configs.tolist() and [64, 64] in configs.tolist()
+    for key in ("deepseek-r1", "gpt-oss-120b", "mixtral-8x7b", "llama3.1-8b"):
+        llm = get_llm(key)
+        for hardware in ("gb200-nvl72", "h100-sxm"):
+            tps = sim.parallel_configs(llm, get_hardware(hardware))[:, 1]
+            assert all(llm.q_heads % tp == 0 for tp in tps), (key, hardware)
+    point = sim.operating_point(
+        "gb200-nvl72", "llama2-70b", input_tokens=1000, output_tokens=200, tpot_limit_s=5.6e-3
+    )
+    assert point.tensor_parallel <= 64
+
+
 def test_cli_simulate_table_and_out(tmp_path, capsys):
     target = tmp_path / "curve.csv"
     argv = [

@@ -483,13 +483,24 @@ def serve(
 # Parallelism configurations and the envelope
 
 
+def splits_heads(model: LLM, tensor_parallel: int) -> bool:
+    """Whether a tensor-parallel degree splits the model's attention heads evenly: it divides the
+    query heads, and for GQA divides the KV heads or is a multiple of them (each KV head then
+    replicated), as vLLM and TensorRT-LLM require; 72-way attention over 64 heads cannot run."""
+    if model.q_heads % tensor_parallel:
+        return False
+    kv = model.kv_shards
+    return model.attention != "gqa" or kv % tensor_parallel == 0 or tensor_parallel % kv == 0
+
+
 def parallel_configs(model: LLM, hardware: Hardware, max_gpus: int | None = None) -> np.ndarray:
     """Instance layouts the envelope searches: rows of (gpus, attention tensor-parallel degree).
 
     Instance sizes are powers of two up to `max_gpus` (default: the scale-up domain, and eight nodes
     of it for 8-GPU boards), plus the domain itself (72 on NVL72). Dense models use tp = G (pipeline
     parallelism is not modelled); MoE models try every power-of-two tp dividing G, with experts over
-    all G GPUs and dp = G / tp attention groups.
+    all G GPUs and dp = G / tp attention groups. A tp that does not split the attention heads
+    evenly (`splits_heads`) is left out: 72 GPUs of a dense model with 64 query heads.
     """
     domain = hardware.scaleup_domain_gpus
     if max_gpus is None:
@@ -498,11 +509,12 @@ def parallel_configs(model: LLM, hardware: Hardware, max_gpus: int | None = None
     rows = []
     for g in sizes:
         if not model.is_moe:
-            rows.append((g, g))
+            if splits_heads(model, g):
+                rows.append((g, g))
             continue
         tp = 1
         while tp <= g:
-            if g % tp == 0:
+            if g % tp == 0 and splits_heads(model, tp):
                 rows.append((g, tp))
             tp *= 2
     return np.array(rows, dtype=float)
@@ -529,6 +541,16 @@ def layout_configs(
     if isinstance(tp, bool) or not isinstance(tp, int) or tp < 1 or gpus % tp:
         raise SimulatorError(
             f"tensor parallel degree must be a positive divisor of gpus = {gpus}, got {tp!r}"
+        )
+    if not splits_heads(model, tp):
+        heads = f"{model.q_heads} query heads" + (
+            f" and {model.kv_heads} KV heads" if model.attention == "gqa" else ""
+        )
+        degrees = [d for d in range(1, model.q_heads + 1) if splits_heads(model, d)]
+        raise SimulatorError(
+            f"tensor parallel degree {tp} does not split the {heads} of {model.key!r} evenly; "
+            f"expected one of {', '.join(map(str, degrees))}"
+            + ("" if model.is_moe else " (a dense model's tensor-parallel degree is its GPU count)")
         )
     return np.array([[gpus, tp]], dtype=float)
 
