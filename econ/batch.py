@@ -270,7 +270,7 @@ class ScenarioBatch:
             row_warnings.append(
                 (
                     f"throughput from {resolved.source}: {resolved.tokens_per_s_per_gpu:,.1f} "
-                    f"tokens/s per GPU {at_slo(row.throughput.slo)}",
+                    f"tokens/s per GPU {at_slo(row.throughput.slo, resolved)}",
                     *(f"throughput: {w}" for w in resolved.warnings),
                     *history_warnings,
                 )

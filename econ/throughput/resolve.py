@@ -46,6 +46,9 @@ class ResolvedThroughput:
     """What the ratio was read from (the curve's token rates or lengths, the simulator's lengths)."""
     curve_sha256: str = ""
     """SHA-256 of the measured curve file's content the figure was read from ("" for others)."""
+    limits_text: str = ""
+    """The latency limits the figure meets when the source adds its own (a simulated MLPerf
+    scenario's); "" when they are the scenario's `throughput.slo` alone (`at_slo`)."""
 
 
 def resolve_throughput(
@@ -89,9 +92,12 @@ def resolve_throughput(
     return _resolve(key)
 
 
-def at_slo(slo: ServiceLevel) -> str:
+def at_slo(slo: ServiceLevel, resolved: ResolvedThroughput | None = None) -> str:
     """How a resolved figure relates to the scenario's SLO: 'at the SLO', or, when
-    `throughput.slo` sets no limit, that none was applied (not "at the SLO")."""
+    `throughput.slo` sets no limit, that none was applied (not "at the SLO"); the limits the
+    source applied itself when it did (`ResolvedThroughput.limits_text`)."""
+    if resolved is not None and resolved.limits_text:
+        return resolved.limits_text
     limits = (slo.ttft_p99_s, slo.tpot_p99_s, slo.min_tokens_per_s_per_user)
     if slo.latency_limits or any(limit is not None for limit in limits):
         return "at the SLO"
@@ -266,6 +272,7 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
         isl, osl = simulated["input_tokens"], simulated["output_tokens"]
         tpot, ttft = slo.tpot_p99_s, slo.ttft_p99_s
         draft, accepted = 0, 1.0
+        limits_text = ""
         if simulated["mlperf_scenario"]:
             w = cal.get_workload(llm.key, simulated["mlperf_scenario"])
             isl = w.input_tokens if isl is None else isl
@@ -273,6 +280,7 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
             tpot = w.tpot_limit_s if tpot is None and math.isfinite(w.tpot_limit_s) else tpot
             ttft = w.ttft_limit_s if ttft is None and math.isfinite(w.ttft_limit_s) else ttft
             draft, accepted = w.draft_tokens, w.accepted_tokens
+            limits_text = _mlperf_limits_text(slo, tpot, ttft, simulated["mlperf_scenario"])
         workload = {
             "input_tokens": isl,
             "output_tokens": osl,
@@ -315,7 +323,23 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
         # Each simulated request prefills isl tokens and decodes osl.
         input_tokens_per_output_token=float(isl) / float(osl),
         input_ratio_source=f"the simulator's prefill and decode lengths ({isl:g} / {osl:g} tokens)",
+        limits_text=limits_text,
     )
+
+
+def _mlperf_limits_text(slo: ServiceLevel, tpot_s, ttft_s, scenario: str) -> str:
+    """The p99 limits a simulated MLPerf scenario was held to, and whose they are: MLPerf's fill
+    the limits `throughput.slo` leaves open ("" when MLPerf adds none, as in Offline)."""
+    added = (slo.tpot_p99_s is None and tpot_s is not None) or (
+        slo.ttft_p99_s is None and ttft_s is not None
+    )
+    if not added:
+        return ""
+    parts = [f"TPOT <= {tpot_s * 1000:g} ms"] if tpot_s is not None else []
+    parts += [f"TTFT <= {ttft_s:g} s"] if ttft_s is not None else []
+    own = slo.tpot_p99_s is not None or slo.ttft_p99_s is not None
+    whose = ("throughput.slo's and " if own else "") + f"MLPerf {scenario}'s"
+    return f"at p99 {', '.join(parts)} ({whose} limits)"
 
 
 @dataclass(frozen=True)
