@@ -199,7 +199,12 @@ experts over all G), for B sequences in flight with mean input I and output O to
   GPUs at a target utilization;
 - envelope: the best layout and concurrency under the p99 limits, the SLO edge interpolated between
   grid points; speed of light: the same with every efficiency at 1, no overheads, full overlap and no
-  tail. The gap between a measurement and its speed of light is what software can still close.
+  tail. The gap between a measurement and its speed of light is what software can still close. A
+  concurrency whose requests arrive faster than their prefills are served (M/D/1 utilization >= 1:
+  the TTFT queue grows without bound) is never an operating point, with or without limits, and the
+  printed curves leave it out (before a simulator review (31) they kept it: with no limit the
+  b200-sxm gpt-oss-120b envelope at 1,000 in / 200 out reached 15,287 tokens/s per GPU at an
+  infinite TTFT over an operating point of 9,146, and a curve CSV with TTFT `inf` did not read back).
 """
 
 

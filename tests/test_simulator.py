@@ -236,6 +236,35 @@ def test_envelope_is_a_pareto_frontier_over_layouts():
         assert not dominated.any()
 
 
+def test_the_envelope_holds_only_points_an_operating_point_can_be():
+    """Found by a simulator review: with no latency limit the b200-sxm gpt-oss-120b envelope
+    (1,000 in / 200 out) reached 15,287 tokens/s per GPU on points whose TTFT was infinite (the
+    prefill queue unstable), above the 9,146 of the operating point printed over it, which never
+    takes such points; the 2,742 it could take were hidden behind them."""
+    workload = {"input_tokens": 1000, "output_tokens": 200}
+    curve = sim.simulate_envelope("b200-sxm", "gpt-oss-120b", **workload)
+    p = curve.points
+    assert np.isfinite(p.ttft_s_p99).all() and np.isfinite(p.ttft_s_mean).all()
+    point = sim.operating_point("b200-sxm", "gpt-oss-120b", points=64, **workload)
+    assert p.output_tokens_per_s_per_gpu.max() == pytest.approx(point.tokens_per_s_per_gpu)
+
+
+def test_a_curve_leaves_out_unsteady_points_so_its_csv_reads_back(tmp_path):
+    """Found by a simulator review: `econ throughput simulate --gpus 4 --out curve.csv` (h100-sxm
+    llama2-70b, 100 in / 100 out) wrote 27 rows with TTFT 'inf', and `econ throughput point` on
+    that file refused it ("line 39, column 'ttft_s_mean': 'inf' is not a number")."""
+    from econ.throughput.importers import import_file
+
+    workload = {"input_tokens": 100, "output_tokens": 100}
+    curve = sim.simulate_curve("h100-sxm", "llama2-70b", gpus=4, **workload)
+    assert np.isfinite(curve.points.ttft_s_p99).all()
+    assert any("queue grows without bound" in w for w in curve.warnings)
+    target = tmp_path / "curve.csv"
+    argv = ["throughput", "simulate", "--hardware", "h100-sxm", "--model", "llama2-70b"]
+    assert _run([*argv, "--isl", "100", "--osl", "100", "--gpus", "4", "--out", str(target)]) == 0
+    assert len(import_file(target).points) == len(curve.points)
+
+
 def test_operating_point_meets_the_slo():
     point = sim.operating_point(
         "gb200-nvl72",

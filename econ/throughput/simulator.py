@@ -562,6 +562,12 @@ def concurrency_grid(capacity, points=DEFAULT_POINTS):
     return np.power(cap[..., None], frac)
 
 
+def steady_state(metrics):
+    """Where the request queue is stable: a finite TTFT (`queue_wait` is inf at utilization >= 1).
+    `slo_margin` never takes another point, with or without limits, so curves leave them out."""
+    return np.isfinite(metrics["ttft_s_p99"])
+
+
 def slo_margin(metrics, tpot_limit_s, ttft_limit_s):
     """log of the tightest limit / p99 value: >= 0 where both SLOs hold [log ratio]."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -799,7 +805,14 @@ def simulate_curve(
             f"{int(over.sum())} concurrency values exceed the {cap:,.0f} sequences whose KV cache "
             f"fits; their rows are dropped"
         )
-        frame = frame[~over].reset_index(drop=True)
+    unsteady = ~over & ~steady_state(metrics)
+    if np.any(unsteady):
+        warnings.append(
+            f"{int(unsteady.sum())} concurrency values from {c[unsteady].min():,.0f} on send "
+            "requests faster than their prefills are served (the TTFT queue grows without bound, "
+            "so no such point is an operating point); their rows are dropped"
+        )
+    frame = frame[~(over | unsteady)].reset_index(drop=True)
     prov = _provenance(
         hw, llm, p, eff_info, gpus=int(g), tensor_parallel=int(tp), disaggregated=disaggregated
     )
@@ -899,10 +912,12 @@ def simulate_envelope(
         draft_tokens=draft_tokens,
         accepted_tokens=accepted_tokens,
     )
-    fits = env.metrics["fits"]
+    # points that do not fit or never reach a steady state are -inf: never on the frontier (else
+    # they would hide the points an operating point can be, as `slo_margin` never picks them)
+    fits = env.metrics["fits"] & steady_state(env.metrics)
     thr = np.where(fits, env.metrics["output_tokens_per_s_per_gpu"], -np.inf).ravel()
     inter = np.where(fits, env.metrics["tokens_per_s_per_user"], -np.inf).ravel()
-    keep = pareto_frontier(inter, thr)  # layouts that do not fit are -inf: never on it
+    keep = pareto_frontier(inter, thr)
     g = np.broadcast_to(env.configs[:, 0:1], env.concurrency.shape).ravel()
     tp = np.broadcast_to(env.configs[:, 1:2], env.concurrency.shape).ravel()
     flat = {k: np.asarray(v).ravel()[keep] for k, v in _broadcast_metrics(env).items()}
