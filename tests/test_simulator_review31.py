@@ -56,3 +56,28 @@ def test_at_slo_says_a_source_s_own_limits_and_otherwise_the_scenario_s():
         "with no latency limit (no SLO given)"
     )
     assert at_slo(ServiceLevel(tpot_p99_s=0.05), ResolvedThroughput(1.0, "x")) == "at the SLO"
+
+
+def test_a_calibrated_pair_at_a_precision_its_rows_did_not_run_takes_the_wider_band():
+    """Found by a simulator review: `econ throughput simulate --hardware b200-sxm --model
+    llama2-70b --scenario server --precision bf16` (coefficients transferred from the FP4 fit, no
+    BF16 measurement) printed the calibrated-pair band, 3,957 to 5,829 tokens/s per GPU around
+    4,893 ("calibrated pair, median out-of-sample error 5.9%"), an error measured at FP4 only."""
+    from econ.hardware import get_hardware
+    from econ.llms import get_llm
+    from econ.throughput import errorbands as eb
+    from econ.throughput import simulator as sim
+
+    hw, llm = get_hardware("b200-sxm"), get_llm("llama2-70b")
+    search = {"input_tokens": 120, "output_tokens": 291, "tpot_limit_s": 0.2, "ttft_limit_s": 2.0}
+    point = sim.operating_point(hw, llm, "bf16", **search)
+    band, _, _ = eb.simulated_band(hw, llm, "bf16", point, search)
+    assert band.sample == eb.OUTSIDE_SAMPLE and band.calibrated_pair
+    assert band.label == "calibrated pair at a precision its MLPerf rows did not run (wider band)"
+    assert any("not at BF16" in w for w in band.warnings)
+    default = eb.error_band("b200-sxm", "llama2-70b", point.tokens_per_s_per_gpu)
+    assert (
+        default.sample == eb.CALIBRATED_SAMPLE and band.high / band.low > default.high / default.low
+    )
+    native = sim.operating_point(hw, llm, "fp4", **search)
+    assert eb.simulated_band(hw, llm, "fp4", native, search)[0].sample == eb.CALIBRATED_SAMPLE

@@ -13,7 +13,9 @@ Each prediction's error is the ratio r = measured / predicted. `benchmarks/valid
 writes them to models/calibration/out_of_sample_errors.csv. A prediction for a hardware x model
 pair the calibration data holds (a *calibrated pair*) takes its band from the by-round errors of
 calibrated pairs, provided its hardware's generation is among theirs (they are all of Blackwell
-parts today); any other prediction, a calibrated pair of another generation included, from the
+parts today) and it is at the hardware's default precision, which the calibration assumes the
+rows ran; any other prediction, a calibrated pair of another generation or precision included
+(whose coefficients are transferred, untested out of sample), from the
 errors outside calibrated pairs (by round on pairs the fit never saw, and every
 leave-one-system-out prediction), and says so. The band is the predicted value times the 5th to
 95th percentiles of r (linear interpolation between order statistics, Hyndman and Fan 1996,
@@ -478,6 +480,10 @@ def layout_warning(
 # --- the band ------------------------------------------------------------------------------------
 
 
+WIDER_GENERATION = "of a generation the calibrated-pair errors lack"
+WIDER_PRECISION = "at a precision its MLPerf rows did not run"
+
+
 @dataclass(frozen=True)
 class ErrorBand:
     """A prediction's band from out-of-sample errors and the pair's own results.
@@ -498,6 +504,8 @@ class ErrorBand:
     pair : the pair's own MLPerf results the band was checked against
     warnings : what the band's user must hear (the pair's miss, a generation the sample lacks,
         results of the round below the band)
+    wider_because : why a calibrated pair's band is the wider one (OUTSIDE_SAMPLE): its
+        generation, or a precision other than the one its MLPerf rows ran
     """
 
     predicted: float
@@ -511,6 +519,7 @@ class ErrorBand:
     sample_ends: tuple[float, float] = (math.nan, math.nan)
     pair: tuple[PairResult, ...] = ()
     warnings: tuple[str, ...] = ()
+    wider_because: str = WIDER_GENERATION
 
     @property
     def low(self) -> float:
@@ -532,7 +541,7 @@ class ErrorBand:
             return "OUTSIDE the calibrated pairs"
         if self.sample == CALIBRATED_SAMPLE:
             return "calibrated pair"
-        return "calibrated pair of a generation the calibrated-pair errors lack (wider band)"
+        return f"calibrated pair {self.wider_because} (wider band)"
 
     def lognormal(self) -> tuple[float, float]:
         """(mu, sigma) of ln(throughput) whose 5th and 95th percentiles are the band's ends:
@@ -559,8 +568,8 @@ class ErrorBand:
             where = "a calibrated hardware x model pair"
         else:
             where = (
-                "a calibrated hardware x model pair of a generation the calibrated-pair errors "
-                "lack, so the band of the predictions outside calibrated pairs"
+                f"a calibrated hardware x model pair {self.wider_because}, so the band of the "
+                "predictions outside calibrated pairs"
             )
         widened = (
             f"; widened from {self.sample_ends[0]:,.0f} to {self.sample_ends[1]:,.0f} to reach "
@@ -622,7 +631,9 @@ def simulated_band(hw, llm, precision: str, point, search: dict):
     scenario = mlperf_scenario(
         hw.key, llm.key, precision, **{k: search[k] for k in _SCENARIO_KEYS if k in search}
     )
-    band = error_band(hw.key, llm.key, float(point.tokens_per_s_per_gpu), scenario=scenario)
+    band = error_band(
+        hw.key, llm.key, float(point.tokens_per_s_per_gpu), scenario=scenario, precision=precision
+    )
     layout = layout_warning(
         hw.key,
         llm.key,
@@ -646,12 +657,15 @@ def error_band(
     *,
     scenario: str | None = None,
     own_results: bool = True,
+    precision: str | None = None,
 ) -> ErrorBand:
     """The band of a calibrated prediction of `model` on `hardware` [tokens/s/GPU].
 
     `scenario`: the MLPerf scenario whose workload the prediction reproduces (`mlperf_scenario`),
     whose result then checks it directly. `own_results` False leaves the pair's own results out
-    (the sample's band alone)."""
+    (the sample's band alone). `precision` other than the hardware's default, which the
+    calibration assumes its MLPerf rows ran, takes the wider band: no out-of-sample error
+    measures a prediction at a precision whose coefficients are transferred."""
     if not (tokens_per_s_per_gpu > 0 and math.isfinite(tokens_per_s_per_gpu)):
         raise ErrorBandError(
             f"predicted throughput {tokens_per_s_per_gpu!r}: expected a positive number of "
@@ -664,15 +678,25 @@ def error_band(
     errors = load_errors() if errors is None else errors
     warnings = []
     use_calibrated = in_pair
+    wider_because = WIDER_GENERATION
     if in_pair:
-        generation = get_hardware(hardware).generation
+        hw = get_hardware(hardware)
         covered = _generations(_sample(True, errors)["hardware"])
-        if generation not in covered:
+        if hw.generation not in covered:
             use_calibrated = False
             warnings.append(
                 f"{model} on {hardware} is a calibrated pair, but the out-of-sample errors of "
-                f"calibrated pairs are all of {', '.join(covered)} hardware, not {generation}: "
+                f"calibrated pairs are all of {', '.join(covered)} hardware, not {hw.generation}: "
                 "its band is the wider one of the predictions outside calibrated pairs"
+            )
+        elif precision is not None and precision != hw.default_precision:
+            use_calibrated, wider_because = False, WIDER_PRECISION
+            warnings.append(
+                f"{model} on {hardware} is a calibrated pair at {hw.default_precision.upper()}, "
+                f"the precision the calibration assumes its MLPerf rows ran, not at "
+                f"{precision.upper()}, whose coefficients are transferred from that fit and "
+                "which no out-of-sample error measures: its band is the wider one of the "
+                "predictions outside calibrated pairs"
             )
     sample = _sample(use_calibrated, errors)
     ratios = sample["ratio"].to_numpy(dtype=float)
@@ -716,6 +740,7 @@ def error_band(
         sample_ends=ends,
         pair=own,
         warnings=tuple(warnings),
+        wider_because=wider_because,
     )
 
 
