@@ -181,6 +181,27 @@ def test_calibrate_writes_fit_and_sibling_transfer(tmp_path):
     assert info["calibration_rows"] > 0
 
 
+def test_calibrated_tables_name_the_rows_file_they_were_fitted_on(tmp_path):
+    """Found by a simulator review: `econ throughput calibrate --rows my_rows.csv` wrote
+    `data = "models/calibration/mlperf_rows.csv (...)"` into every table, naming the shipped rows
+    as the source of coefficients fitted on the user's."""
+    shipped = cal.load_rows()
+    rows = tmp_path / "my_rows.csv"
+    shipped[shipped["hardware"] == "mi325x"].to_csv(rows, index=False)
+    parser = argparse.ArgumentParser()
+    group = parser.add_subparsers().add_parser("throughput").add_subparsers()
+    cli.register_throughput(group)
+    argv = ["throughput", "calibrate", "--hardware", "mi325x", "--rows", str(rows)]
+    args = parser.parse_args([*argv, "--out-dir", str(tmp_path), "--starts", "1"])
+    args.run(args)
+    _, info = cal.load_efficiency("mi325x", "fp8", tmp_path)
+    assert info["calibration_data"].startswith(f"{rows} (MLPerf Inference closed"), info
+    written = cal.calibrate(["mi325x"], rows=shipped, directory=tmp_path, starts=1)
+    assert written["mi325x"]["fp8"]["data"].startswith("rows given to calibrate() (")
+    written = cal.calibrate(["mi325x"], directory=tmp_path, starts=1)
+    assert written["mi325x"]["fp8"]["data"].startswith("models/calibration/mlperf_rows.csv (")
+
+
 def test_calibrate_before_a_round_uses_only_earlier_rows(tmp_path):
     written = cal.calibrate(["mi325x", "mi355x"], directory=tmp_path, starts=1, before_round="v6.1")
     # without its v6.1 rows MI355X has no measurement: it borrows MI325X's fit, as it did

@@ -500,7 +500,9 @@ def cmd_calibrate(args) -> int:
             f"calibration files exist for {', '.join(existing)} in {target_dir}; pass --force to "
             "overwrite them"
         )
-    written = cal.calibrate(args.hardware, rows=rows, directory=directory, starts=args.starts)
+    written = cal.calibrate(
+        args.hardware, rows=rows, directory=directory, starts=args.starts, rows_source=args.rows
+    )
     table = [["hardware", "precision", "source", "rows", "in-sample median abs error"]]
     for key, tables in written.items():
         for precision, t in tables.items():

@@ -641,10 +641,13 @@ def calibrate(
     starts: int = 4,
     model_rounds: int | None = None,
     before_round: str | None = None,
+    rows_source: str | Path | None = None,
 ) -> dict[str, dict]:
     """Fit every hardware with targets, transfer to those without, write the files; returns the
     tables written, hardware -> precision -> table. With `before_round` (e.g. "v6.1"), only the
     rows of earlier rounds are used: the held-out fit that predicts that round out of sample.
+    `rows_source` names where given `rows` were read (each table's `data` says it); the
+    shipped rows file when `rows` is None.
 
     A calibration of all hardware also fits the per-model efficiencies: `model_rounds` (default
     MODEL_ROUNDS) times, every hardware is fitted with the current model efficiencies (a
@@ -656,13 +659,20 @@ def calibrate(
     keys = list(catalog) if hardware is None else hardware
     for key in keys:
         get_hardware(key)
+    given_rows = rows is not None
     rows = load_rows() if rows is None else rows
     if before_round is not None:
         rows = rows[[_round_key(r) < _round_key(before_round) for r in rows["round"]]]
     targets = calibration_targets(rows)
     today = (today or dt.date.today()).isoformat()
+    if rows_source is None and given_rows:
+        source = "rows given to calibrate()"
+    else:
+        path = Path(rows_source) if rows_source is not None else rows_path()
+        shipped = models_dir().parent
+        source = str(path.relative_to(shipped) if path.is_relative_to(shipped) else path)
     data_note = (
-        f"{rows_path().relative_to(models_dir().parent) if rows_path().is_relative_to(models_dir().parent) else rows_path()}"
+        f"{source}"
         " (MLPerf Inference closed, available; best per-GPU result of the latest round per "
         "hardware, model and scenario"
         + (
