@@ -548,6 +548,11 @@ def test_cli_simulate_table_and_out(tmp_path, capsys):
     assert target.read_text().startswith("concurrency,")
     code, message = _run(argv)
     assert code == 3 and "--force" in message
+    # found by a simulator review: --out curve.parquet wrote CSV text under that name (`econ
+    # throughput import --out` refuses it)
+    code, message = _run([*argv[:-1], str(tmp_path / "curve.parquet")])
+    assert code == 3 and message.endswith("expected a path ending in .csv")
+    assert not (tmp_path / "curve.parquet").exists()
 
 
 @pytest.mark.parametrize(

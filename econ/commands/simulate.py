@@ -301,6 +301,10 @@ def simulation_request(args) -> dict:
 
 
 def cmd_simulate(args) -> int:
+    if args.out:
+        from econ.throughput.importers import curve_csv_path
+
+        curve_csv_path(args.out)  # before the simulation, as a bad --gpus is
     req = simulation_request(args)
     common = {
         "input_tokens": req["input_tokens"],

@@ -108,6 +108,7 @@ __all__ = [
     "MAX_GPU_COUNT",
     "CurveError",
     "LatencyUnitError",
+    "curve_csv_path",
     "detect_format",
     "import_file",
     "import_files",
@@ -478,9 +479,15 @@ def curve_csv_text(curve: Curve) -> str:
     return frame.to_csv(index=False, lineterminator="\n")
 
 
-def write_curve_csv(curve: Curve, path: str | os.PathLike, overwrite: bool = False) -> Path:
-    """Write the curve CSV atomically; an existing file is replaced only when `overwrite`."""
+def curve_csv_path(path: str | os.PathLike) -> Path:
+    """The path a curve CSV is written to, refused unless it ends in .csv (a curve.parquet or
+    curve.json holding CSV text would mislead whatever reads it by its name)."""
     path = Path(path)
     if path.suffix.lower() != ".csv":
         raise CurveError(f"{path}: a curve is written as CSV; expected a path ending in .csv")
-    return atomic_write(path, curve_csv_text(curve), overwrite=overwrite)
+    return path
+
+
+def write_curve_csv(curve: Curve, path: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Write the curve CSV atomically; an existing file is replaced only when `overwrite`."""
+    return atomic_write(curve_csv_path(path), curve_csv_text(curve), overwrite=overwrite)
