@@ -222,6 +222,16 @@ def test_curve_with_explicit_concurrency_drops_points_that_do_not_fit():
         concurrency=[1, 10, 1e6],
     )
     assert len(curve.points) == 2 and "exceed" in curve.warnings[0]
+    # found by a simulator review: when no value was served the curve came back empty, silently
+    with pytest.raises(sim.SimulatorError, match=r"^concurrency 1e\+06: none is served on 2 GPUs"):
+        sim.simulate_curve(
+            "h100-sxm",
+            "llama2-70b",
+            input_tokens=1000,
+            output_tokens=1000,
+            gpus=2,
+            concurrency=[1e6],
+        )
 
 
 def test_envelope_is_a_pareto_frontier_over_layouts():

@@ -813,6 +813,14 @@ def simulate_curve(
             "so no such point is an operating point); their rows are dropped"
         )
     frame = frame[~(over | unsteady)].reset_index(drop=True)
+    if frame.empty:
+        raise SimulatorError(
+            f"concurrency {', '.join(f'{x:g}' for x in c[:5])}{', ...' if c.size > 5 else ''}: "
+            f"none is served on {g:.0f} GPUs (tp {tp:.0f}) of {hw.key!r} ({llm.key!r}, "
+            f"{isl:g} in / {osl:g} out): above the {cap:,.0f} sequences whose KV cache fits, or "
+            "sending requests faster than their prefills are served; expected smaller values, "
+            "each at least 1"
+        )
     prov = _provenance(
         hw, llm, p, eff_info, gpus=int(g), tensor_parallel=int(tp), disaggregated=disaggregated
     )
