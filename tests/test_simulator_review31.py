@@ -16,11 +16,11 @@ from tests.conftest import ROOT
 SCENARIO = ROOT / "models" / "scenarios" / "llama2-70b-h200.toml"
 
 
-def _simulated_scenario(folder: Path, slo: str = "") -> Path:
+def _simulated_scenario(folder: Path, slo: str = "", more: str = "") -> Path:
     text = SCENARIO.read_text()
     text = text.replace("tokens_per_s_per_gpu = 4145.55\n", "", 1)
     text = text.replace("input_tokens_per_output_token = 0.412\n", "", 1)
-    section = '[throughput.simulated]\nmodel = "llama2-70b"\nmlperf_scenario = "server"\n'
+    section = f'[throughput.simulated]\nmodel = "llama2-70b"\nmlperf_scenario = "server"\n{more}'
     text = text.replace("[utilization]", f"{section}\n{slo}\n[utilization]", 1)
     path = folder / "simulated.toml"
     path.write_text(text)
@@ -81,3 +81,15 @@ def test_a_calibrated_pair_at_a_precision_its_rows_did_not_run_takes_the_wider_b
     )
     native = sim.operating_point(hw, llm, "fp4", **search)
     assert eb.simulated_band(hw, llm, "fp4", native, search)[0].sample == eb.CALIBRATED_SAMPLE
+
+
+def test_a_simulated_source_on_other_hardware_than_the_fleet_s_is_named(tmp_path: Path):
+    """Found by a simulator review: an h200-sxm fleet with throughput.simulated.hardware =
+    "b200-sxm" took 12,475.6 tokens/s per GPU, three times the H200's 4,315.8, with no word that
+    the figure is of other GPUs (a measured curve of other hardware is named)."""
+    other = _simulated_scenario(tmp_path, more='hardware = "b200-sxm"\n')
+    warnings = econ.project(econ.load_scenario(other)).warnings[0]
+    assert (
+        "throughput: throughput.simulated.hardware is b200-sxm, not the scenario's fleet "
+        "hardware h200-sxm: the figure is of GPUs the fleet does not have"
+    ) in warnings

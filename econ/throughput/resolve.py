@@ -298,6 +298,12 @@ def _simulated(simulated: dict, slo: ServiceLevel, hardware: str) -> ResolvedThr
         f"simulated throughput ({llm.key} on {hw.key}, {precision}): a model estimate, not a "
         "measurement"
     ]
+    if hardware and hw.key != hardware:
+        # as a measured curve of other hardware is named (`_curve_fit`)
+        warnings.append(
+            f"throughput.simulated.hardware is {hw.key}, not the scenario's fleet hardware "
+            f"{hardware}: the figure is of GPUs the fleet does not have"
+        )
     source = str(provenance.get("calibration_source", provenance.get("efficiency", "")))
     if provenance.get("efficiency") != "calibrated" or source.startswith("transferred"):
         warnings.append(f"the simulator's coefficients for {hw.key} {precision}: {source}")
