@@ -250,6 +250,19 @@ def test_rows_with_an_impossible_value_are_refused(tmp_path, row, expected):
         cal.load_rows(path)
 
 
+def test_open_division_rows_are_never_targets():
+    """Found by a simulator review: calibration_targets took the best row whatever its division,
+    so a --rows file with open-division results (65 rows of ../shared/data/mlperf_inference_llm
+    .csv, modified models) could set a target, while every table says "MLPerf Inference closed"."""
+    rows = cal.load_rows()
+    best = cal.calibration_targets(rows)
+    open_row = rows[(rows["hardware"] == "h100-sxm") & (rows["model"] == "llama2-70b")].copy()
+    open_row = open_row[open_row["scenario"] == "Offline"].head(1)
+    open_row[["division", "round", "per_accelerator"]] = ["open", "v6.1", 99999.0]
+    targets = cal.calibration_targets(pd.concat([rows, open_row], ignore_index=True))
+    pd.testing.assert_frame_equal(targets, best)
+
+
 @pytest.mark.parametrize(
     ("content", "expected"),
     [(b"", "is empty; expected a CSV"), (b"\x94\x00\xff,\n", "is not a readable CSV")],

@@ -317,7 +317,8 @@ def _round_key(value: str) -> tuple[int, ...]:
 def calibration_targets(
     rows: pd.DataFrame, workloads: dict | None = None, availability=("available",)
 ) -> pd.DataFrame:
-    """One target per (hardware, model, scenario): the best per-GPU result of the latest round.
+    """One target per (hardware, model, scenario): the best per-GPU result of the latest round
+    (of the closed division where the rows state theirs, as the calibration files say).
 
     The latest round is the state of the serving software on the date of the fit; the best result
     is what a well-tuned stack reaches (medians mix in untuned submissions).
@@ -325,6 +326,8 @@ def calibration_targets(
     workloads = load_workloads() if workloads is None else workloads
     catalog = load_hardware_catalog()
     d = rows[rows["availability"].isin(availability)].copy()
+    if "division" in d:  # open-division results run modified models: never a target
+        d = d[d["division"] == "closed"]
     d = d[d["hardware"].isin(catalog) & d["model"].isin(workloads)]
     d = d[[s in workloads[m] for m, s in zip(d["model"], d["scenario"], strict=True)]]
     d["_round"] = d["round"].map(_round_key)
