@@ -354,6 +354,7 @@ class ScenarioBatch:
                     "value for all"
                 )
         refuse_series_compiled(scenario, columns)
+        refuse_source_resolved(scenario, columns)
         one = check_repeat_size(scenario, n)  # before any array of n rows is made
         if RESALE_BAND_PATH in columns and not scenario.market.has_resale:
             raise InputError(
@@ -713,6 +714,30 @@ def refuse_series_compiled(scenario: Scenario, paths: Iterable[str]) -> None:
             f"{fixed[0]} cannot be varied in a batch of a scenario priced from "
             f"market.rental_series: the series is turned into prices when the scenario is "
             f"compiled; expected one scenario per value, or {BAND_PATH} for its error band"
+        )
+
+
+def refuse_source_resolved(scenario: Scenario, paths: Iterable[str]) -> None:
+    """Refuse a batch column of a field a measured or simulated throughput source is resolved
+    with (its own fields, and the SLO that picks its operating point), on a scenario that takes
+    its throughput from one: the source becomes one tokens/s per GPU when the scenario is
+    compiled, so the column would change nothing (a sweep of throughput.simulated.input_tokens
+    over 100, 500 and 2,000 gave one NPV three times)."""
+    source = next(
+        (n for n in ("measured", "simulated") if getattr(scenario.throughput, n) is not None),
+        None,
+    )
+    if source is None:
+        return
+    prefixes = (f"throughput.{source}.", "throughput.slo.")
+    fixed = [p for p in paths if str(p).startswith(prefixes)]
+    if fixed:
+        raise InputError(
+            f"{fixed[0]} cannot be varied in a batch of scenario '{scenario.name}': its "
+            f"throughput.{source} source is resolved to one tokens/s per GPU when the scenario is "
+            f"compiled, so the column would change nothing; expected one scenario per value "
+            f"(econ project --set {fixed[0]}=...), or throughput.tokens_per_s_per_gpu varied on a "
+            "copy without the source"
         )
 
 

@@ -93,3 +93,24 @@ def test_a_simulated_source_on_other_hardware_than_the_fleet_s_is_named(tmp_path
         "throughput: throughput.simulated.hardware is b200-sxm, not the scenario's fleet "
         "hardware h200-sxm: the figure is of GPUs the fleet does not have"
     ) in warnings
+
+
+def test_a_batch_cannot_vary_what_a_throughput_source_is_resolved_with(tmp_path: Path, capsys):
+    """Found by a simulator review: `econ sweep --grid throughput.simulated.input_tokens=100,500,
+    2000` on a simulated scenario printed one NPV, 1,862,063 USD, three times (the base scenario's
+    figure; `econ project --set` gives 1,897,185 and 1,071,113 at 100 and 2,000), and so did a
+    sweep of throughput.slo.tpot_p99_s and a Monte Carlo of the lengths: the source is resolved
+    once, when the scenario is compiled."""
+    from econ.cli import main
+
+    path = str(_simulated_scenario(tmp_path))
+    for argv in (
+        ["sweep", path, "--grid", "throughput.simulated.input_tokens=100,500,2000"],
+        ["sweep", path, "--grid", "throughput.slo.tpot_p99_s=0.05,0.2"],
+        ["montecarlo", path, "--dist", "throughput.simulated.output_tokens=uniform(100,500)"],
+    ):
+        assert main(argv) == 3
+        err = capsys.readouterr().err
+        assert f"{argv[3].split('=')[0]} cannot be varied in a batch" in err, err
+        assert "throughput.simulated source is resolved to one tokens/s per GPU" in err
+    assert main(["sweep", path, "--grid", "utilization.share=0.5,0.6"]) == 0
