@@ -202,6 +202,23 @@ def test_calibrated_tables_name_the_rows_file_they_were_fitted_on(tmp_path):
     assert written["mi325x"]["fp8"]["data"].startswith("models/calibration/mlperf_rows.csv (")
 
 
+def test_calibrate_on_rows_without_the_hardware_is_refused(tmp_path):
+    """Found by a simulator review: `econ throughput calibrate --hardware h100-sxm --rows FILE`
+    with no h100-sxm row in FILE printed an empty table, a warning and exited 0, writing
+    nothing."""
+    shipped = cal.load_rows()
+    rows = tmp_path / "mi325x_rows.csv"
+    shipped[shipped["hardware"] == "mi325x"].to_csv(rows, index=False)
+    parser = argparse.ArgumentParser()
+    group = parser.add_subparsers().add_parser("throughput").add_subparsers()
+    cli.register_throughput(group)
+    argv = ["throughput", "calibrate", "--hardware", "h100-sxm", "--rows", str(rows)]
+    args = parser.parse_args([*argv, "--out-dir", str(tmp_path), "--starts", "1"])
+    with pytest.raises(cal.CalibrationError, match=r"holds no calibration target of h100-sxm "):
+        args.run(args)
+    assert not (tmp_path / "h100-sxm.toml").exists()
+
+
 def test_calibrate_before_a_round_uses_only_earlier_rows(tmp_path):
     written = cal.calibrate(["mi325x", "mi355x"], directory=tmp_path, starts=1, before_round="v6.1")
     # without its v6.1 rows MI355X has no measurement: it borrows MI325X's fit, as it did

@@ -507,6 +507,12 @@ def cmd_calibrate(args) -> int:
     written = cal.calibrate(
         args.hardware, rows=rows, directory=directory, starts=args.starts, rows_source=args.rows
     )
+    if not written:
+        raise cal.CalibrationError(
+            f"{args.rows or cal.rows_path()} holds no calibration target of "
+            f"{', '.join(keys)} (a closed, available row of a model with an MLPerf workload) and "
+            "none of them has a sibling fitted on it; nothing written"
+        )
     table = [["hardware", "precision", "source", "rows", "in-sample median abs error"]]
     for key, tables in written.items():
         for precision, t in tables.items():
