@@ -535,6 +535,22 @@ def test_the_envelope_searches_only_layouts_that_split_the_heads():
     assert point.tensor_parallel <= 64
 
 
+@pytest.mark.parametrize(
+    ("coefficients", "said"),
+    [
+        ("default", "coefficients: uncalibrated defaults (the fit's priors; no model efficiency)"),
+        ("speed-of-light", "coefficients: speed of light (every efficiency 1, no overheads, "),
+    ],
+)
+def test_cli_simulate_says_which_coefficients_it_used(capsys, coefficients, said):
+    """Found by a simulator review: --coefficients default and speed-of-light both printed
+    'coefficients: given'."""
+    argv = ["throughput", "simulate", "--hardware", "h100-sxm", "--model", "llama2-70b"]
+    assert _run([*argv, "--scenario", "server", "--coefficients", coefficients]) == 0
+    out = capsys.readouterr().out
+    assert said in out and "coefficients: given" not in out
+
+
 def test_cli_simulate_table_and_out(tmp_path, capsys):
     target = tmp_path / "curve.csv"
     argv = [

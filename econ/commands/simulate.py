@@ -367,6 +367,7 @@ def cmd_simulate(args) -> int:
         "model": llm.key,
         "precision": precision,
         "scenario": args.scenario,
+        "coefficients": args.coefficients,
         "input_tokens": req["input_tokens"],
         "output_tokens": req["output_tokens"],
         "tpot_limit_s": req["tpot_limit_s"],
@@ -421,6 +422,13 @@ def _limit_text(value, scale, unit) -> str:
     return "none" if value is None else f"{value * scale:g} {unit}"
 
 
+GIVEN_COEFFICIENTS = {
+    "default": "uncalibrated defaults (the fit's priors; no model efficiency)",
+    "speed-of-light": "speed of light (every efficiency 1, no overheads, full overlap, no tail)",
+}
+"""What the table says of --coefficients other than the calibration (the provenance: 'given')."""
+
+
 def _model_efficiency_text(provenance: dict) -> str:
     value = provenance.get("model_efficiency")
     if isinstance(value, int | float):
@@ -435,8 +443,12 @@ def _simulate_table(result: dict, curve) -> str:
         + (f", MLPerf {r['scenario']}" if r["scenario"] else ""),
         f"lengths: {r['input_tokens']:,.0f} in / {r['output_tokens']:,.0f} out; p99 limits: TPOT "
         f"{_limit_text(r['tpot_limit_s'], 1000, 'ms')}, TTFT {_limit_text(r['ttft_limit_s'], 1, 's')}",
-        f"coefficients: {r['provenance'].get('efficiency', '')} "
-        f"{r['provenance'].get('calibration_source', '')}".rstrip()
+        (
+            f"coefficients: {r['provenance'].get('efficiency', '')} "
+            f"{r['provenance'].get('calibration_source', '')}".rstrip()
+            if r["coefficients"] == "calibrated"
+            else f"coefficients: {GIVEN_COEFFICIENTS[r['coefficients']]}"
+        )
         + _model_efficiency_text(r["provenance"]),
         "",
         f"operating point: {r['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU, "
