@@ -551,6 +551,16 @@ def test_cli_simulate_says_which_coefficients_it_used(capsys, coefficients, said
     assert said in out and "coefficients: given" not in out
 
 
+def test_cli_simulate_warns_of_a_ttft_limit_typed_in_milliseconds(capsys):
+    """Found by a simulator review: `--ttft-s 2000` (2,000 ms meant) was taken as 2,000 s without a
+    word, where `econ throughput point --ttft-p99-s 2000` warns of the slip."""
+    argv = ["throughput", "simulate", "--hardware", "h200-sxm", "--model", "llama2-70b"]
+    assert _run([*argv, "--isl", "120", "--osl", "291", "--ttft-s", "2000"]) == 0
+    assert "warning: --ttft-s = 2,000 s is above 60 s" in capsys.readouterr().out
+    assert _run([*argv, "--isl", "120", "--osl", "291", "--ttft-s", "2"]) == 0
+    assert "--ttft-s =" not in capsys.readouterr().out
+
+
 def test_cli_simulate_table_and_out(tmp_path, capsys):
     target = tmp_path / "curve.csv"
     argv = [

@@ -381,6 +381,11 @@ def cmd_simulate(args) -> int:
         "warnings": list(curve.warnings),
         "error_band": None,
     }
+    if args.ttft_s is not None:  # as `econ throughput point --ttft-p99-s` warns of it
+        from econ.plausibility import slo_warning
+
+        slip = slo_warning("--ttft-s", "ttft", args.ttft_s)
+        result["warnings"] += [slip] if slip else []
     if req["efficiency"] is None:  # the band is of the calibrated coefficients' predictions
         band, warnings = calibrated_band(
             hw, llm, precision, point, search, fixed=args.gpus is not None
