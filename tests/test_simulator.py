@@ -561,6 +561,18 @@ def test_cli_simulate_warns_of_a_ttft_limit_typed_in_milliseconds(capsys):
     assert "--ttft-s =" not in capsys.readouterr().out
 
 
+def test_cli_simulate_header_says_when_the_mlperf_workload_was_changed(capsys):
+    """Found by a simulator review: `--scenario server --isl 500 --tpot-ms 100` was headed
+    'MLPerf server' over a workload that is not MLPerf's (its band is not checked against the
+    MLPerf result for that reason)."""
+    argv = ["throughput", "simulate", "--hardware", "h200-sxm", "--model", "llama2-70b"]
+    assert _run([*argv, "--scenario", "server", "--isl", "500", "--tpot-ms", "100"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("MLPerf server changed by --isl, --tpot-ms (not MLPerf's workload)")
+    assert _run([*argv, "--scenario", "server", "--isl", "120", "--tpot-ms", "200"]) == 0
+    assert capsys.readouterr().out.splitlines()[0].endswith("at FP8, MLPerf server")
+
+
 def test_cli_simulate_table_and_out(tmp_path, capsys):
     target = tmp_path / "curve.csv"
     argv = [

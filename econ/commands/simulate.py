@@ -367,6 +367,7 @@ def cmd_simulate(args) -> int:
         "model": llm.key,
         "precision": precision,
         "scenario": args.scenario,
+        "scenario_changed_by": _scenario_changed_by(args, llm.key),
         "coefficients": args.coefficients,
         "input_tokens": req["input_tokens"],
         "output_tokens": req["output_tokens"],
@@ -427,6 +428,31 @@ def _limit_text(value, scale, unit) -> str:
     return "none" if value is None else f"{value * scale:g} {unit}"
 
 
+SCENARIO_OVERRIDES = (
+    ("--isl", "isl", "input_tokens", 1.0),
+    ("--osl", "osl", "output_tokens", 1.0),
+    ("--tpot-ms", "tpot_ms", "tpot_limit_s", 1000.0),
+    ("--ttft-s", "ttft_s", "ttft_limit_s", 1.0),
+    ("--draft-tokens", "draft_tokens", "draft_tokens", 1.0),
+    ("--accepted-tokens", "accepted_tokens", "accepted_tokens", 1.0),
+)
+"""Options that can change an MLPerf --scenario's workload: (option, argparse dest, the
+workload's field, option units per field unit)."""
+
+
+def _scenario_changed_by(args, model: str) -> list[str]:
+    """The options that set an MLPerf --scenario's workload to something else than MLPerf's."""
+    if not args.scenario:
+        return []
+    w = cal.get_workload(model, args.scenario)
+    return [
+        option
+        for option, dest, name, scale in SCENARIO_OVERRIDES
+        if getattr(args, dest) is not None
+        and not math.isclose(getattr(args, dest), getattr(w, name) * scale, rel_tol=1e-9)
+    ]
+
+
 GIVEN_COEFFICIENTS = {
     "default": "uncalibrated defaults (the fit's priors; no model efficiency)",
     "speed-of-light": "speed of light (every efficiency 1, no overheads, full overlap, no tail)",
@@ -445,7 +471,12 @@ def _simulate_table(result: dict, curve) -> str:
     r = result
     lines = [
         f"{r['model']} on {r['hardware']} at {r['precision'].upper()}"
-        + (f", MLPerf {r['scenario']}" if r["scenario"] else ""),
+        + (f", MLPerf {r['scenario']}" if r["scenario"] else "")
+        + (
+            f" changed by {', '.join(r['scenario_changed_by'])} (not MLPerf's workload)"
+            if r["scenario_changed_by"]
+            else ""
+        ),
         f"lengths: {r['input_tokens']:,.0f} in / {r['output_tokens']:,.0f} out; p99 limits: TPOT "
         f"{_limit_text(r['tpot_limit_s'], 1000, 'ms')}, TTFT {_limit_text(r['ttft_limit_s'], 1, 's')}",
         (
