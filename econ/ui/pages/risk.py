@@ -730,13 +730,26 @@ def _axis(where, name: str, paths: list[str], default: str, scenario):
         value = box.number_input(label, value=None, format=fmt, key=key)
         ends.append(default if value is None else round(value, decimals))
     low, high = ends
+    # checked here, in the unit the boxes show: the grid's own check said "utilization.share =
+    # 1.5: expected a number >= 0 and <= 1" for a "from" of 150 in "Utilization › Share [%]",
+    # and "value 2 (0.56) repeats value 1 (0.56)" for a "from" equal to the "to"
+    problems = [
+        (box, f"“{label}”: {problem}")
+        for box, label, end in ((c[0], "from", low), (c[1], "to", high))
+        if (problem := risk.bound_problem(path, end / scale if scale != 1 else end))
+    ]
+    if not problems and low == high:
+        both = f"{low:,.{decimals}f}"
+        problems.append((c[1], f"“from” and “to” are both {both}; expected two different values"))
+    for box, problem in problems:
+        box.error(literal(f"{path_label(path)}, {problem}"), icon=":material/error:")
     # the range is checked by whole_number_input, not by the box: the box's own minimum and
     # maximum made the browser drop 1 and 51 without a word
     steps_key = common.keep(f"econ.dt_{name}_n.{path}", 5)
     steps = common.whole_number_input(
         c[2], "steps", within=(2, MAX_STEPS), key=steps_key, help=f"2 to {MAX_STEPS}"
     )
-    if common.refused(steps_key, steps):
+    if problems or common.refused(steps_key, steps):
         return path, None, None  # its message is under the box
     steps = 5 if steps is None else steps
     shown = [float(f"{v:.10g}") for v in risk.axis_values(low, high, steps, integer)]

@@ -1,0 +1,52 @@
+"""The Risk and Compare pages as an outside reviewer drove them (review 31)."""
+
+from __future__ import annotations
+
+from tests.test_app import errors, widget
+from tests.test_app_review2 import open_app
+
+
+def _data_table(row_from=None, row_to=None):
+    at = open_app(page="risk")
+    boxes = {
+        w.key.split(".")[1]: w
+        for w in at.number_input
+        if w.key and w.key.startswith("econ.dt_Row_")
+    }
+    if row_from is not None:
+        boxes["dt_Row_lo"].set_value(row_from).run()
+    if row_to is not None:
+        boxes["dt_Row_hi"].set_value(row_to).run()
+    widget(at.button, "Compute the data table").click().run()
+    assert not at.exception
+    return at
+
+
+def test_a_data_table_end_past_the_fields_bound_is_refused_in_the_boxs_unit():
+    """A "from" of 150 in "Utilization › Share [%]" was refused by the grid's check in stored
+    units and dotted paths: "utilization.share = 1.5: expected a number >= 0 and <= 1"."""
+    at = _data_table(row_from=150.0)
+    text = " ".join(errors(at))
+    assert "Utilization › Share [%], “from”: 150 % is above 100 % (expected at most 100 %)" in (
+        text
+    ), text
+    assert "utilization.share" not in text and "1.5" not in text, text
+    assert "econ.data_table" not in at.session_state
+
+
+def test_data_table_ends_that_are_equal_are_refused_as_such():
+    """A "to" equal to the "from" gave "grid utilization.share: value 2 (0.56) repeats value 1
+    (0.56); expected each value once"."""
+    at = _data_table(row_to=56.0)
+    text = " ".join(errors(at))
+    assert "Utilization › Share [%], “from” and “to” are both 56.00; expected two different" in (
+        text
+    ), text
+    assert "repeats" not in text, text
+    assert "econ.data_table" not in at.session_state
+
+
+def test_a_data_table_within_the_bounds_is_computed():
+    at = _data_table(row_from=50.0, row_to=100.0)
+    assert not errors(at), errors(at)
+    assert list(at.session_state["econ.data_table"][-1].index) == [50.0, 62.5, 75.0, 87.5, 100.0]
