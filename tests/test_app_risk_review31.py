@@ -50,3 +50,23 @@ def test_a_data_table_within_the_bounds_is_computed():
     at = _data_table(row_from=50.0, row_to=100.0)
     assert not errors(at), errors(at)
     assert list(at.session_state["econ.data_table"][-1].index) == [50.0, 62.5, 75.0, 87.5, 100.0]
+
+
+def test_a_compare_selection_emptied_by_the_visitor_stays_empty():
+    """Clearing the Compare box brought the default pair back at once and compared it."""
+    at = open_app(page="compare")
+    at.multiselect[0].set_value([]).run()
+    assert not at.exception
+    assert at.multiselect[0].value == []
+    assert "Pick at least two scenarios." in [i.value for i in at.info]
+    assert not at.dataframe  # nothing compared
+    at.multiselect[0].set_value(["gpt-oss-120b-b200", "llama2-70b-h200"]).run()
+    assert at.multiselect[0].value == ["gpt-oss-120b-b200", "llama2-70b-h200"]
+    assert at.dataframe
+
+
+def test_compare_picks_no_longer_offered_give_way_to_the_default():
+    at = open_app(page="compare")
+    at.session_state["econ.compare_pick"] = ["saved: gone"]
+    at.run()
+    assert at.multiselect[0].value == ["current scenario", "deepseek-r1-gb200-nvl72-capital-stack"]

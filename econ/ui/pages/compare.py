@@ -316,7 +316,11 @@ def render() -> None:
     if state.edited() and base_name in options:
         default = [CURRENT, base_name]
     key = common.keep(PICK, default)
-    st.session_state[key] = [c for c in st.session_state[key] if c in options] or default
+    # scenarios no longer offered (a kept copy gone) drop out, and where none is left the
+    # default comes back; a selection the visitor emptied stays empty (it came back as the
+    # default pair, compared, and the visitor had to remove both again to pick afresh)
+    picks = st.session_state[key]
+    st.session_state[key] = [c for c in picks if c in options] or (default if picks else [])
     picked = st.multiselect(
         f"Scenarios to compare (2 to {MAX_COMPARED}; the first is the base)",
         options,
