@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tests.test_app import errors, widget
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from econ.catalog import DEFAULT_SCENARIO
+from tests.test_app import APP, errors, widget
 from tests.test_app_review2 import open_app
 
 
@@ -70,3 +74,28 @@ def test_compare_picks_no_longer_offered_give_way_to_the_default():
     at.session_state["econ.compare_pick"] = ["saved: gone"]
     at.run()
     assert at.multiselect[0].value == ["current scenario", "deepseek-r1-gb200-nvl72-capital-stack"]
+
+
+@pytest.mark.parametrize(
+    ("params", "said"),
+    [
+        (
+            {"scenario": "gpt-oss-120b-b200", "edits": ""},
+            "the shared link: edits: is empty; expected the edits as the app writes them",
+        ),
+        (
+            {"scenario": ""},
+            "the shared link: scenario: is empty; expected the name of a ready-made",
+        ),
+    ],
+)
+def test_a_link_with_an_empty_parameter_is_refused_not_opened_as_if_whole(params, said):
+    """A link cut short after "edits=" opened gpt-oss-120b-b200 without its edits, and a lender
+    read the unedited scenario as the one shared, with no word."""
+    at = AppTest.from_file(APP, default_timeout=90)
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception
+    assert any(said in e for e in errors(at)), errors(at)
+    assert at.session_state["econ.base_name"] == DEFAULT_SCENARIO

@@ -609,6 +609,8 @@ def ensure() -> None:
         for part in ("scenario", "edits"):
             if len(given := params.get_all(part)) > 1:  # .get() reads the last
                 raise LinkError(f"is given {len(given)} times; expected it once", part=part)
+            if given == [""]:  # the app writes neither empty: a link cut short, or edited
+                raise LinkError(f"is empty; expected {LINK_PARTS[part]}", part=part)
         if name or edits:
             restore_link(name, edits)
             return
@@ -623,6 +625,13 @@ def ensure() -> None:
         load_data(Scenario().model_dump(mode="json", exclude_none=True), "defaults")
     else:
         load_data(read_toml(names[default]), default)
+
+
+LINK_PARTS = {
+    "scenario": "the name of a ready-made scenario or library:NAME@VERSION",
+    "edits": "the edits as the app writes them (the link may be cut short)",
+}
+"""What each parameter of a shared link holds, for a link that gives one empty."""
 
 
 def restore_link(name: str | None, edits: str | None) -> None:
