@@ -35,6 +35,7 @@ def infos(at: AppTest) -> str:
 def test_the_tornado_shows_the_notes_the_command_line_prints(app: AppTest):
     from econ.analysis import tornado
     from econ.analysis.sensitivity import percent_ranges
+    from econ.ui.pages.risk import tornado_words
 
     go(app, "risk")
     widget(app.button, "Run the tornado").click().run()
@@ -53,7 +54,7 @@ def test_the_tornado_shows_the_notes_the_command_line_prints(app: AppTest):
     for path, note in notes:
         assert f"{path_label(path)}: {note}" in text, text
     for note in run.run.notes:  # the run's `note:` lines (here: the tied inputs of npv_usd)
-        assert note in text, text
+        assert tornado_words(note, inputs) in text, text  # by labels, as the lines above
 
 
 # --- 2. the gains page shows the base and gain cases' own warnings --------------------------------

@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from econ.catalog import DEFAULT_SCENARIO
-from tests.test_app import APP, errors, widget
+from tests.test_app import APP, errors, shown, widget
 from tests.test_app_review2 import open_app
 
 
@@ -99,3 +99,18 @@ def test_a_link_with_an_empty_parameter_is_refused_not_opened_as_if_whole(params
     assert not at.exception
     assert any(said in e for e in errors(at)), errors(at)
     assert at.session_state["econ.base_name"] == DEFAULT_SCENARIO
+
+
+def test_the_tornados_run_notes_name_inputs_and_outputs_by_their_labels():
+    """The run's notes under the chart named them by dotted path and key ("market.price_usd_per_mtok,
+    utilization.share, throughput.tokens_per_s_per_gpu move npv_usd by the same swing") under
+    lines that name them by label."""
+    at = open_app(page="risk")
+    widget(at.button, "Run the tornado").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    text = " ".join(shown(i.value) for i in at.info)
+    assert (
+        "Market › Price [USD/M tokens], Utilization › Share [fraction], Throughput › Output "
+        "tokens/s per GPU move NPV [USD] by the same swing" in text
+    ), text
+    assert "npv_usd" not in text and "utilization.share" not in text, text

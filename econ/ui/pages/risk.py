@@ -288,9 +288,10 @@ def _tornado_notes(rows: pd.DataFrame, notes: list[str]) -> None:
     """Under the chart, the notes `econ sensitivity --method tornado` prints: each input's of
     the output shown (its table's `note`: an end that sells the GPUs at book value, a tie, no
     effect, undefined at an end) and the run's (`note: ...` lines: ties, inputs that move no
-    output, a base that sells at book value), in econ.analysis.sensitivity's words."""
+    output, a base that sells at book value), in econ.analysis.sensitivity's words, the inputs
+    and outputs by their labels (`tornado_words`)."""
     lines = [f"{path_label(i)}: {n}" for i, n in zip(rows["input"], rows["note"], strict=True) if n]
-    lines += notes
+    lines += [tornado_words(note, rows["input"]) for note in notes]
     if lines:
         st.info(
             "Notes, as `econ sensitivity` prints them:\n"
@@ -666,6 +667,24 @@ EMPIRICAL_WHOLE = " or an empirical column of whole numbers"
 app refuses (it reads no file on the server)."""
 
 
+def _named(text: str, name: str, label: str) -> tuple[str, int]:
+    """`text` with `name` (a dotted path or an output's key, as a word of its own) as `label`,
+    and how many times it was found."""
+    return re.subn(rf"(?<![\w.]){re.escape(name)}(?![\w.])", label, text)
+
+
+def tornado_words(text: str, paths) -> str:
+    """A tornado run's note (`econ sensitivity`'s) in the page's words: the inputs by their labels
+    in the unit the note's values are in ("Utilization › Share [fraction] moves no output ...
+    between 0.56 and 0.84"), the outputs by theirs ("NPV [USD]"), not by their dotted paths and
+    keys beside the labelled lines above them."""
+    for path in sorted(paths, key=len, reverse=True):
+        text = _named(text, path, stored_path_label(path))[0]
+    for output in sorted(OUTPUTS, key=len, reverse=True):
+        text = _named(text, output, metric_label(output))[0]
+    return text
+
+
 def mc_words(paths) -> Callable[[str], str]:
     """A Monte Carlo message in the page's words: the inputs by the table's labels (not their
     dotted paths), and for a percent field a reminder that its distribution is a fraction."""
@@ -676,7 +695,7 @@ def mc_words(paths) -> Callable[[str], str]:
         hints = []
         for path in sorted(paths, key=len, reverse=True):
             label = stored_path_label(path)
-            text, found = re.subn(rf"(?<![\w.]){re.escape(path)}(?![\w.])", label, text)
+            text, found = _named(text, path, label)
             f = find(path)
             out_of_bounds = re.search(r"(≤|<=|at most) ?1(\.0)?\b", text)
             typed_percent = re.search(r"\d%", text)  # uniform(55%, 80%): "'55%'; expected a number"
