@@ -113,6 +113,7 @@ def test_the_command_line_keeps_its_words_for_an_input_that_would_not_move():
 def test_the_notes_under_the_tornado_are_of_the_output_shown():
     # The seed's default tornado ties price, utilization and throughput on NPV, and utilization
     # and throughput on LCOT: under the chart of NPV the page listed LCOT's tie too.
+    from econ.ui.fmt import metric_label
     from econ.ui.pages.risk import _output_label
     from tests.test_app import shown, widget
     from tests.test_app_review2 import open_app
@@ -123,8 +124,10 @@ def test_the_notes_under_the_tornado_are_of_the_output_shown():
     for output, other in (("npv_usd", "lcot_usd_per_mtok"), ("lcot_usd_per_mtok", "npv_usd")):
         at.selectbox(key="econ.tornado_output").set_value(output).run()
         notes = " ".join(shown(i.value) for i in at.info if "Notes, as" in i.value)
-        assert f" move {output} by the same swing" in notes, (_output_label(output), notes)
-        assert f" move {other} by the same swing" not in notes, notes
+        # (named by their labels, as the lines above them: review 31)
+        said, unsaid = metric_label(output), metric_label(other)
+        assert f" move {said} by the same swing" in notes, (_output_label(output), notes)
+        assert f" move {unsaid} by the same swing" not in notes, notes
 
 
 # --- 4. Compare: differences over different horizons are said to be so -------------------------
