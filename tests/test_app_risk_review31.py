@@ -114,3 +114,19 @@ def test_the_tornados_run_notes_name_inputs_and_outputs_by_their_labels():
         "tokens/s per GPU move NPV [USD] by the same swing" in text
     ), text
     assert "npv_usd" not in text and "utilization.share" not in text, text
+
+
+def test_a_swing_too_small_to_move_an_input_is_refused_in_the_pages_words():
+    """±1e-14% of 0.3261 is 0.3261 both ways: the run refused it in `--range`'s words, "range
+    market.price_usd_per_mtok=0.3261,0.3261: LOW equals HIGH ...; expected LOW < HIGH"."""
+    at = open_app(page="risk")
+    widget(at.multiselect, "Inputs").set_value(["utilization.share"]).run()
+    widget(at.number_input, "Swing [± %]").set_value(1e-14).run()
+    widget(at.button, "Run the tornado").click().run()
+    assert not at.exception
+    text = " ".join(errors(at))
+    assert (
+        "Utilization › Share [%] is 70 in the scenario, and ±1e-14% of it rounds to it both "
+        "ways, so the tornado cannot swing it; give a wider swing, or take it out of Inputs"
+    ) in text, text
+    assert "LOW" not in text and "utilization.share" not in text, text

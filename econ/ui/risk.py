@@ -82,22 +82,30 @@ def bounded_ranges(
     (e.g. utilization.share <= 1); the notes say which swings were clipped and to what."""
     from econ.analysis.sensitivity import UnmovedRange, percent_ranges
     from econ.analysis.validation import BatchInputError
-    from econ.ui.form import path_label
+    from econ.ui.fmt import number_format
+    from econ.ui.form import path_label, shown_value
 
-    try:
-        swung = percent_ranges(base, list(paths), pct)
-    except UnmovedRange as exc:  # in the page's words: it has no --range or --pct
-        if exc.value == 0:
+    def unmoved(path: str, value) -> BatchInputError:  # in the page's words: no --range or --pct
+        if value == 0:
             why = f"is 0 in the scenario, and ±{pct:g}% of 0 is 0"
             instead = "take it out of Inputs (the data table below takes a range of it)"
         else:
-            why = f"is {exc.value:,} in the scenario, and ±{pct:g}% of it rounds to it both ways"
+            shown = number_format(shown_value(path, value))
+            why = f"is {shown} in the scenario, and ±{pct:g}% of it rounds to it both ways"
             instead = "give a wider swing, or take it out of Inputs"
-        raise BatchInputError(
-            f"{path_label(exc.path)} {why}, so the tornado cannot swing it; {instead}"
-        ) from None
+        return BatchInputError(
+            f"{path_label(path)} {why}, so the tornado cannot swing it; {instead}"
+        )
+
+    try:
+        swung = percent_ranges(base, list(paths), pct)
+    except UnmovedRange as exc:
+        raise unmoved(exc.path, exc.value) from None
     ranges, notes = {}, []
     for path, (low, high) in swung.items():
+        if low == high:  # a swing too small for a float (±1e-14% of 0.3261): the run refused
+            # "range market.price_usd_per_mtok=0.3261,0.3261: LOW equals HIGH", in --range's words
+            raise unmoved(path, low)
         ranges[path] = field_clipped(path, low, high)
         if ranges[path] != (low, high):
             notes.append(path)
