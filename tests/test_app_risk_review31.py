@@ -130,3 +130,23 @@ def test_a_swing_too_small_to_move_an_input_is_refused_in_the_pages_words():
         "ways, so the tornado cannot swing it; give a wider swing, or take it out of Inputs"
     ) in text, text
     assert "LOW" not in text and "utilization.share" not in text, text
+
+
+def test_draws_that_never_pay_back_are_said_to_be_so_and_the_statistics_of_the_others():
+    """185 of 200 draws of gpt-oss-120b-b200 never pay back within its 48 months: the page showed
+    a P50 payback of 47.1 months under "185 scenarios: Payback [months] undefined (not counted)",
+    as if those draws had no figure rather than the worst one."""
+    at = open_app("gpt-oss-120b-b200", page="risk")
+    widget(at.number_input, "Scenarios").set_value(200).run()
+    at.selectbox(key="econ.mc_output").set_value("payback_months").run()
+    widget(at.button, "Run the Monte Carlo").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    summary = at.session_state["econ.mc_result"][2].metrics["payback_months"]
+    undefined = summary.undefined
+    assert 0 < undefined < 200
+    text = " ".join(w.value for w in at.warning)
+    assert (
+        f"{undefined} scenarios: Payback [months] undefined (not counted): the cumulative project "
+        "cash flow never turns positive within the horizon in them, the worst outcome, not a "
+        f"missing one. The statistics are of the other {200 - undefined} scenarios of 200 only."
+    ) in text, text
