@@ -150,3 +150,16 @@ def test_draws_that_never_pay_back_are_said_to_be_so_and_the_statistics_of_the_o
         "cash flow never turns positive within the horizon in them, the worst outcome, not a "
         f"missing one. The statistics are of the other {200 - undefined} scenarios of 200 only."
     ) in text, text
+
+
+def test_a_whole_number_swing_clipped_to_its_bound_stays_a_whole_number():
+    """depreciation.first_year_months (12, at most 12) swung ±20%: its run note read "between 10
+    and 12.0"."""
+    at = open_app(page="risk")
+    widget(at.multiselect, "Inputs").set_value(["depreciation.first_year_months"]).run()
+    widget(at.button, "Run the tornado").click().run()
+    assert not at.exception and not errors(at), errors(at)
+    table = at.session_state["econ.tornado_result"][2]
+    assert {type(v) for v in table["high"]} == {int}, table["high"]
+    text = " ".join(shown(i.value) for i in at.info)
+    assert "between 10 and 12:" in text and "12.0" not in text, text

@@ -131,6 +131,8 @@ def field_clipped(path: str, low: float, high: float) -> tuple[float, float]:
         low, high = min(low, spec.le), min(high, spec.le)
     if spec.lt is not None and high >= spec.lt:
         high = spec.lt - 1 if integer else math.nextafter(spec.lt, -math.inf)
+    if integer:  # a whole-number field's bound as a whole number: 12, not the 12.0 declared
+        low, high = (int(v) if float(v).is_integer() else v for v in (low, high))
     return low, high
 
 
