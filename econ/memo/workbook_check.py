@@ -11,9 +11,9 @@ Tranche summary sheets and Monthly's working columns (REBUILT_SHEETS), and every
 the Summary (labels, units, keys, the reasons of figures that are n/a), Assumptions (units,
 descriptions, sources, provenance, live), Notes and Charts sheets, with Assumptions' derived
 figures and constants; and every cell's type, formula and number format, the defined names, the
-conditional formats (range, rule and what each shows: number format, font, fill, border), each
-sheet's state (a sheet hidden or very hidden after the export is named) and the rows and
-columns hidden or too low or narrow to read (`_compare_cells`): what Excel computes and shows
+calculation's precision (full, not "as displayed"), the conditional formats (range, rule and
+what each shows: number format, font, fill, border), each sheet's state (a sheet hidden or
+very hidden after the export is named) and the rows and columns hidden or too low or narrow to read (`_compare_cells`): what Excel computes and shows
 when it opens the file (it recalculates on load), not only the results cached in it. Not
 checked: the charts themselves, the cells' own fonts and fills (a white font set on a cell),
 cell notes, data validation and the document properties. A difference is named by sheet, column, scenario and period and the sheet's
@@ -872,9 +872,10 @@ def _compare_cells(
             report.differences.append(f"{DAMAGED}: its formulas cannot be read")
             return
         try:
-            report.checked += 3
+            report.checked += 4
             _compare_names(shown, book, rows, report)
             _compare_sheet_states(shown, book, report)
+            _compare_precision(shown, book, report)
             by_title = _hides_by_title(data, hides)
             for ws in book.worksheets:
                 if ws.title in by_title:
@@ -909,6 +910,25 @@ def _compare_sheet_states(shown, book, report: Report) -> None:
                 f"{ws.title}: the sheet is {SHEET_STATES.get(got, shortened(got))}; econ writes "
                 f"it {SHEET_STATES.get(want, want)}"
             )
+
+
+def _full_precision(workbook) -> bool:
+    """Whether a workbook calculates in full precision (calcPr fullPrecision absent or true,
+    ECMA-376 Part 1, 18.2.2), as econ writes it and LibreOffice saves it."""
+    return workbook.calculation.fullPrecision is not False
+
+
+def _compare_precision(shown, book, report: Report) -> None:
+    """The workbook's calculation precision against econ's (full): with "precision as
+    displayed" (fullPrecision="0"), Excel and LibreOffice round each figure to the digits its
+    format shows as they recalculate on opening, so every formula downstream shows other figures
+    than the cached results compared elsewhere."""
+    if not _full_precision(shown) and _full_precision(book):
+        report.differences.append(
+            "calculation: the workbook calculates with the precision as displayed (calcPr "
+            'fullPrecision="0"), which rounds each figure to the digits its format shows as '
+            "Excel recalculates on opening; econ writes full precision"
+        )
 
 
 def _compare_sheet_cells(shown, ws, rows: dict[int, int] | None, report: Report) -> None:
