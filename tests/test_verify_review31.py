@@ -52,3 +52,14 @@ def test_full_precision_spelled_out_verifies(exported, tmp_path, capsys, attribu
     _with_calculation(exported, written, attributes)
     capsys.readouterr()
     assert main(["verify", str(written)]) == 0
+
+
+def test_a_path_the_system_cannot_open_is_exit_3_in_one_line(tmp_path, capsys):
+    """A file name longer than the file system holds (255 bytes) was a traceback from
+    pathlib's is_dir and exit 1, which `econ verify` gives for figures that differ."""
+    path = tmp_path / ("a" * 300 + ".xlsx")
+    assert main(["verify", str(path)]) == 3
+    said = capsys.readouterr().err
+    assert said.count("\n") == 1
+    assert said.startswith(f"error: {path}: cannot be read: the file name is too long")
+    assert "expected a memo (.html, .pdf) or workbook (.xlsx)" in said

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from econ import __version__
 from econ.errors import InputError
-from econ.files import ReadError, read_regular
+from econ.files import ReadError, read_regular, reason
 from econ.memo import render
 from econ.memo.build import (
     MAX_CASES,
@@ -1228,14 +1228,17 @@ def verify(file: str | os.PathLike) -> Report:
     if not os.fspath(file):  # pathlib reads "" as the current folder
         raise NotAMemoError(f"'': an empty path; {EXPECTED_FILE} file")
     path = Path(file)
-    if path.is_dir():
-        raise NotAMemoError(f"{path}: a folder; {EXPECTED_FILE} file")
-    if not path.exists():
-        raise InputError(f"{path}: no such file; {EXPECTED_FILE}")
-    if not path.is_file():  # (a FIFO, a device: read_regular says which, without opening it)
-        read_bounded(path, MAX_MEMO_BYTES, MEMO_OR_WORKBOOK)
-    with path.open("rb") as handle:
-        head = handle.read(8)
+    try:
+        if path.is_dir():
+            raise NotAMemoError(f"{path}: a folder; {EXPECTED_FILE} file")
+        if not path.exists():
+            raise InputError(f"{path}: no such file; {EXPECTED_FILE}")
+        if not path.is_file():  # (a FIFO, a device: read_regular says which, without opening it)
+            read_bounded(path, MAX_MEMO_BYTES, MEMO_OR_WORKBOOK)
+        with path.open("rb") as handle:
+            head = handle.read(8)
+    except OSError as exc:  # (a name too long, permission denied: a traceback and exit 1 before)
+        raise NotAMemoError(f"{path}: cannot be read: {reason(exc)}; {EXPECTED_FILE}") from None
     suffix = path.suffix.lower()
     if head.startswith(b"PK") or (suffix in WORKBOOK_SUFFIXES and not head.startswith(b"%PDF-")):
         from econ.memo.workbook_check import verify_workbook
