@@ -34,8 +34,8 @@ validation holds it at its value, and derived figures none of whose inputs is li
 values, so no formula combines a changed input with values of the exported one; an input econ
 refuses to change (with the scenario's other inputs) is grey too, and a derived figure no formula
 reads is its value. Live inputs are validated against their fields' bounds and choices, and the
-Summary's check rows (CHECKS) flag, red, two inputs econ takes one at a time, a held loan above
-the capex and months outside the horizon. The covenant rows (breach months, first breach, months
+Summary's check rows (CHECKS) flag, red, two inputs econ takes one at a time, an input price
+without input tokens, a held loan above the capex and months outside the horizon. The covenant rows (breach months, first breach, months
 of headroom, minimum LLCR) and payback are formulas over the schedules' flags; a figure that
 cannot follow an edit (the break-even price, which econ solves for) is grey italic with a note:
 as exported, re-run econ after changing inputs.
@@ -4615,6 +4615,11 @@ SUMMARY_FIRST_ROW = 3
 
 CHECK_OK = "ok"
 """What a check row shows where the inputs are as econ takes them."""
+_INPUT_TOKENS_REFUSED = (
+    "econ refuses these inputs: an input price (market.input_price_usd_per_mtok above 0) needs "
+    "the input tokens served per output token (throughput.input_tokens_per_output_token above "
+    "0); set the input price to 0, or give the input tokens per output token"
+)
 CHECKS: tuple[tuple[str, str, Expr], ...] = (
     (
         "check.one_hardware_price",
@@ -4642,6 +4647,23 @@ CHECKS: tuple[tuple[str, str, Expr], ...] = (
                 ),
                 Text(CHECK_OK),
             ),
+        ),
+    ),
+    (
+        "check.input_tokens_for_input_price",
+        "Check: input tokens for the input price",
+        IF(
+            gt(Name("market.input_price_usd_per_mtok"), 0),
+            IF(
+                ISBLANK(Name("throughput.input_tokens_per_output_token")),
+                Text(_INPUT_TOKENS_REFUSED),
+                IF(
+                    le(Name("throughput.input_tokens_per_output_token"), 0),
+                    Text(_INPUT_TOKENS_REFUSED),
+                    Text(CHECK_OK),
+                ),
+            ),
+            Text(CHECK_OK),
         ),
     ),
     (
@@ -4698,8 +4720,10 @@ CHECKS: tuple[tuple[str, str, Expr], ...] = (
     ),
 )
 """Rows below the Summary's warnings (key, label, formula): each shows CHECK_OK, or, red, what is
-wrong with the inputs typed here: two inputs econ takes one at a time, or a loan held as exported
-that a live change leaves larger than the capex, or months outside the horizon (HORIZON_BOUNDS:
+wrong with the inputs typed here: two inputs econ takes one at a time, an input price without
+input tokens (a blank ratio: the revenue formulas show #VALUE!; 0: no input revenue), a loan held
+as exported that a live change leaves larger than the capex, or months outside the horizon
+(HORIZON_BOUNDS:
 data validation refuses them where they are typed, not where they are pasted)."""
 _CHECK_FILL = PatternFill("solid", fgColor="FFC7CE")
 _CHECK_FONT = Font(color="9C0006")

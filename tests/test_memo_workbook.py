@@ -569,7 +569,7 @@ def test_a_conditional_format_showing_other_digits_fails(book, tmp_path, capsys)
     code, out = _verify(capsys, edited)
     assert code == 1, out
     assert (
-        'Summary!C72:D75: a conditional format (expression: \'AND(C72<>"",C72<>"ok")\') shows '
+        'Summary!C72:D76: a conditional format (expression: \'AND(C72<>"",C72<>"ok")\') shows '
         "the cells with number format 0.10, font colour 9C0006, fill FFC7CE where it holds; econ "
         "writes one showing them font colour 9C0006, fill FFC7CE there"
     ) in out
