@@ -37,6 +37,13 @@ UNIT_PER_S = {
     "ms": MS_PER_S, "msec": MS_PER_S, "s": 1.0, "sec": 1.0, "second": 1.0, "seconds": 1.0,
     "ns": NS_PER_S, "us": US_PER_S, "µs": US_PER_S,
 }  # fmt: skip
+# Rates are read as per second; the tools write "tokens/sec", "requests/sec" (JSON, AIPerf CSV)
+# or "per sec" (GenAI-Perf CSV). Any other time base (a rate per minute) would be read 60x off.
+RATE_UNIT_ENDINGS = ("/sec", "/s", "/second", "per sec", "per s", "per second")
+RATE_METRICS = (
+    "output_token_throughput", "input_token_throughput", "total_token_throughput",
+    "request_throughput",
+)  # fmt: skip
 STATS = {"mean": "avg", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 
 # CSV metric names (lower case, unit removed) -> JSON metric keys
@@ -77,8 +84,16 @@ def _seconds(metric: dict | None, stat: str, src: SourceFile, name: str) -> floa
     return _number(metric, stat, name) / UNIT_PER_S[unit]
 
 
-def _value(metric, stat: str = "avg", name: str = "") -> float:
-    return _number(metric, stat, name) if isinstance(metric, dict) else math.nan
+def _value(metric, stat: str = "avg", name: str = "", src: SourceFile | None = None) -> float:
+    if not isinstance(metric, dict):
+        return math.nan
+    unit = str(metric.get("unit") or "").strip().lower()
+    if src is not None and name in RATE_METRICS and unit and not unit.endswith(RATE_UNIT_ENDINGS):
+        raise src.error(
+            f"{name} has unit {metric.get('unit')!r}; expected a rate per second such as "
+            "'tokens/sec' or 'requests/sec'"
+        )
+    return _number(metric, stat, name)
 
 
 def _number(metric: dict, stat: str, name: str) -> float:
@@ -111,20 +126,20 @@ def _record_from_metrics(m: dict, src: SourceFile, prov: Provenance, streaming) 
         out[f"tpot_s_{stat}"] = _seconds(itl, key, src, "inter_token_latency")
         out[f"e2e_s_{stat}"] = _seconds(latency, key, src, "request_latency")
     out["output_tokens_per_s"] = _value(
-        m.get("output_token_throughput"), name="output_token_throughput"
+        m.get("output_token_throughput"), name="output_token_throughput", src=src
     )
     out["input_tokens_per_s"] = _value(
-        m.get("input_token_throughput"), name="input_token_throughput"
+        m.get("input_token_throughput"), name="input_token_throughput", src=src
     )
     out["total_tokens_per_s"] = _value(
-        m.get("total_token_throughput"), name="total_token_throughput"
+        m.get("total_token_throughput"), name="total_token_throughput", src=src
     )
     out["input_tokens_mean"] = _value(m.get("input_sequence_length"), name="input_sequence_length")
     out["output_tokens_mean"] = _value(
         m.get("output_sequence_length"), name="output_sequence_length"
     )
     out["completed_requests"] = _value(m.get("request_count"), name="request_count")
-    requests_per_s = _value(m.get("request_throughput"), name="request_throughput")
+    requests_per_s = _value(m.get("request_throughput"), name="request_throughput", src=src)
     if math.isnan(out["input_tokens_per_s"]) and math.isnan(out["total_tokens_per_s"]):
         out["input_tokens_per_s"] = _input_rate(out, requests_per_s)
     duration = m.get("benchmark_duration")
@@ -409,6 +424,8 @@ def parse_csv(src: SourceFile, gpu_count: float | None = None) -> Curve:
             if "value" in values:
                 values = {"avg": values["value"]}
             if unit in UNIT_PER_S or key in ("time_to_first_token", "inter_token_latency"):
+                values["unit"] = unit
+            elif key in RATE_METRICS:  # checked as a rate per second
                 values["unit"] = unit
             metrics[key] = values
     if "output_token_throughput" not in metrics:

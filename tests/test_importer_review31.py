@@ -1,0 +1,48 @@
+"""Importer defects found in review 31: each test fails on the code before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from econ.throughput.importers import CurveError, import_file
+from tests.conftest import SHARED_DATA, needs_shared_data
+
+SAMPLES = SHARED_DATA / "samples"
+AIPERF_JSON = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.json"
+AIPERF_CSV = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.csv"
+GENAI_CSV = SAMPLES / "genai-perf" / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.csv"
+
+
+@needs_shared_data
+@pytest.mark.parametrize("metric", ["output_token_throughput", "request_throughput"])
+def test_a_rate_per_minute_in_a_json_export_is_refused(tmp_path: Path, metric: str):
+    # read as per second, 53.35 tokens/min was 53.35 tokens/s: 60x the real rate
+    data = json.loads(AIPERF_JSON.read_text())
+    data[metric]["unit"] = data[metric]["unit"].replace("/sec", "/min")
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(
+        CurveError, match=rf"{metric} has unit '\w+/min'; expected a rate per second"
+    ):
+        import_file(path)
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("source", "cell"),
+    [
+        (AIPERF_CSV, "Output Token Throughput (tokens/sec)"),
+        (GENAI_CSV, "Output Token Throughput (per sec)"),
+    ],
+)
+def test_a_rate_per_minute_in_a_csv_export_is_refused(tmp_path: Path, source: Path, cell: str):
+    text = source.read_text()
+    assert cell in text
+    path = tmp_path / source.name
+    path.write_text(text.replace(cell, cell.replace("sec)", "min)")))
+    with pytest.raises(CurveError, match="output_token_throughput has unit '.*min'"):
+        import_file(path)
+    assert import_file(source).points["output_tokens_per_s"].iloc[0] > 0  # the sample is read
