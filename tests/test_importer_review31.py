@@ -46,3 +46,18 @@ def test_a_rate_per_minute_in_a_csv_export_is_refused(tmp_path: Path, source: Pa
     with pytest.raises(CurveError, match="output_token_throughput has unit '.*min'"):
         import_file(path)
     assert import_file(source).points["output_tokens_per_s"].iloc[0] > 0  # the sample is read
+
+
+@needs_shared_data
+@pytest.mark.parametrize("version", ["2.0", "9", 2, ""])
+def test_an_aiperf_export_of_another_schema_major_version_is_refused(tmp_path: Path, version):
+    data = json.loads(AIPERF_JSON.read_text())
+    assert data["schema_version"] == "1.4"
+    data["schema_version"] = version
+    path = tmp_path / "profile_export_aiperf.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(CurveError, match=r"field schema_version is .*; expected 1\.x"):
+        import_file(path)
+    data["schema_version"] = "1.9"  # a newer minor version adds fields only
+    path.write_text(json.dumps(data))
+    assert import_file(path).points["output_tokens_per_s"].iloc[0] > 0

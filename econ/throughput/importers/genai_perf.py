@@ -44,6 +44,9 @@ RATE_METRICS = (
     "output_token_throughput", "input_token_throughput", "total_token_throughput",
     "request_throughput",
 )  # fmt: skip
+# AIPerf's export schema_version, major.minor: the samples are 1.1 (AIPerf 0.8) and 1.4 (0.12).
+# A new major version may rename or re-unit the metrics this importer reads.
+AIPERF_SCHEMA_MAJOR = 1
 STATS = {"mean": "avg", "p50": "p50", "p90": "p90", "p95": "p95", "p99": "p99"}
 
 # CSV metric names (lower case, unit removed) -> JSON metric keys
@@ -101,6 +104,19 @@ def _number(metric: dict, stat: str, name: str) -> float:
     metric without values, such as ITL of one-token replies, is left out), null or no key
     read as not measured."""
     return number(metric.get(stat), allow_nan=False, field=f"{name}.{stat}")
+
+
+def _check_schema_version(version, src: SourceFile) -> None:
+    """Refuse an AIPerf export of another schema major version (none written is accepted:
+    GenAI-Perf exports have no schema_version)."""
+    if version is None:
+        return
+    major = str(version).split(".")[0].strip()
+    if major != str(AIPERF_SCHEMA_MAJOR):
+        raise src.error(
+            f"field schema_version is {version!r}; expected {AIPERF_SCHEMA_MAJOR}.x, the AIPerf "
+            "export schema this importer reads (AIPerf 0.8 to 0.12 write 1.1 to 1.4)"
+        )
 
 
 def _concurrency_from_name(name: str) -> float:
@@ -180,6 +196,7 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     aiperf = "aiperf_version" in data
     prov = Provenance(tool="aiperf" if aiperf else "genai-perf")
     prov.tool_version = str(data.get("aiperf_version") or "")
+    _check_schema_version(data.get("schema_version"), src)
     prov.latency_unit = "from each metric's 'unit' field"
     if not aiperf:
         prov.warnings.append("GenAI-Perf exports do not record the tool version")
