@@ -14,6 +14,7 @@ SAMPLES = SHARED_DATA / "samples"
 AIPERF_JSON = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.json"
 AIPERF_CSV = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.csv"
 GENAI_CSV = SAMPLES / "genai-perf" / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.csv"
+VLLM_SWEEP = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
 
 
 @needs_shared_data
@@ -61,3 +62,20 @@ def test_an_aiperf_export_of_another_schema_major_version_is_refused(tmp_path: P
     data["schema_version"] = "1.9"  # a newer minor version adds fields only
     path.write_text(json.dumps(data))
     assert import_file(path).points["output_tokens_per_s"].iloc[0] > 0
+
+
+@needs_shared_data
+def test_a_total_rate_below_the_output_rate_names_both_fields(tmp_path: Path):
+    # before: "input_tokens_per_s is negative (-43.75)", a figure the file does not hold
+    data = json.loads(VLLM_SWEEP.read_text())
+    record = data[0] if isinstance(data, list) else data
+    record["total_token_throughput"] = 50.0
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(record))
+    output = record["output_throughput"]
+    with pytest.raises(
+        CurveError,
+        match=rf"total_tokens_per_s is 50, below output_tokens_per_s {output:.6g}; expected the "
+        r"total \(input \+ output tokens/s\) to be at least the output rate",
+    ):
+        import_file(path)

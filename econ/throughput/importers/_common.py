@@ -734,6 +734,23 @@ def _derive(frame: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _check_total_covers_output(
+    frame: pd.DataFrame, input_derived: np.ndarray, src: SourceFile, labels: list[str]
+) -> None:
+    """Refuse a total token rate below the output rate, naming both: the input rate derived from
+    them (total - output) would otherwise be refused as a negative input_tokens_per_s, a figure
+    the file does not hold."""
+    total, output = frame["total_tokens_per_s"], frame["output_tokens_per_s"]
+    below = input_derived & (total < output).to_numpy()
+    if below.any():
+        i = int(np.flatnonzero(below)[0])
+        raise ImplausibleValueError(
+            f"{src.path}: {labels[i]}: total_tokens_per_s is {total.iloc[i]:.6g}, below "
+            f"output_tokens_per_s {output.iloc[i]:.6g}; expected the total (input + output "
+            "tokens/s) to be at least the output rate"
+        )
+
+
 def _check_values(frame: pd.DataFrame, src: SourceFile, labels: list[str]) -> None:
     """Refuse negative, infinite or zero measurements: a zero is a failed run, not a data point."""
     numeric = [
@@ -1217,6 +1234,7 @@ def finish_curve(
         [f"record {i}" for i in range(1, len(records) + 1)] if len(records) > 1 else ["the run"]
     )
     frame = with_all_columns(pd.DataFrame.from_records(records))
+    input_derived = frame["input_tokens_per_s"].isna().to_numpy()
     frame = _derive(frame)
     user = frame["tokens_per_s_per_user"]
     tpot = frame["tpot_s_mean"].where(frame["tpot_s_mean"].notna(), frame["tpot_s_p50"])
@@ -1230,6 +1248,7 @@ def finish_curve(
     for column in ("model", "hardware", "precision"):
         frame[column] = frame[column].where(frame[column] != "", getattr(prov, column))
     prov.warnings.extend(check_plausible(frame, src, labels))
+    _check_total_covers_output(frame, input_derived, src, labels)
     _check_values(frame, src, labels)
     if check_units:
         check_latency_units(frame, src, labels, prov.latency_unit or "seconds")
