@@ -79,3 +79,20 @@ def test_a_total_rate_below_the_output_rate_names_both_fields(tmp_path: Path):
         r"total \(input \+ output tokens/s\) to be at least the output rate",
     ):
         import_file(path)
+
+
+@needs_shared_data
+@pytest.mark.parametrize(("completed", "failed"), [(80, 0), (8, 1)])
+def test_more_requests_completed_than_sent_is_refused(tmp_path: Path, completed, failed):
+    # before: imported, the mean ISL and OSL (total tokens / completed) 10x too low (3.2 and 1.6)
+    data = json.loads(VLLM_SWEEP.read_text())
+    record = data[0] if isinstance(data, list) else data
+    assert record["num_prompts"] == 8
+    record.update(completed=completed, failed=failed)
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(record))
+    with pytest.raises(
+        CurveError,
+        match=rf"field completed is {completed}.*, more than num_prompts 8 \(the requests sent\)",
+    ):
+        import_file(path)

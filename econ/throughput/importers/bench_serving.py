@@ -202,6 +202,15 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
                 f"{record.get('failed')}); its metrics are all 0.0 and are not a measurement. "
                 "Remove the run or fix the server and benchmark again"
             )
+        prompts = _measured(record.get("num_prompts"), field="num_prompts")
+        if completed + (failed if failed > 0 else 0) > prompts:  # NaN (no key) compares False
+            # the means per request (total tokens / completed) would be off by that ratio
+            raise src.error(
+                f"{label}: field completed is {completed:g}"
+                + (f" (and failed {failed:g})" if failed > 0 else "")
+                + f", more than num_prompts {prompts:g} (the requests sent); expected "
+                "completed + failed at most num_prompts"
+            )
         if failed > 0:
             prov.warnings.append(
                 f"{label}: {failed:g} of {completed + failed:g} requests failed; throughput "
