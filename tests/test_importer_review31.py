@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ AIPERF_JSON = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.j
 AIPERF_CSV = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.csv"
 GENAI_CSV = SAMPLES / "genai-perf" / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.csv"
 VLLM_SWEEP = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
+TRT_REPORT = SAMPLES / "trtllm-bench" / "nvidia-blog-v0.21.0rc0-pytorch-streaming-full-report.txt"
 
 
 @needs_shared_data
@@ -95,4 +97,20 @@ def test_more_requests_completed_than_sent_is_refused(tmp_path: Path, completed,
         CurveError,
         match=rf"field completed is {completed}.*, more than num_prompts 8 \(the requests sent\)",
     ):
+        import_file(path)
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    "label", ["Total Output Throughput (tokens/sec)", "Per GPU Output Throughput (tps/gpu)"]
+)
+def test_a_nan_throughput_line_in_a_trtllm_report_is_refused(tmp_path: Path, label: str):
+    # before: 'nan' read as not measured; the output rate was rebuilt from the other line and a
+    # warning blamed a missing per-GPU line
+    lines = TRT_REPORT.read_text().splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if line.startswith(label))
+    lines[index] = f"{label}: nan\n"
+    path = tmp_path / "report.txt"
+    path.write_text("".join(lines))
+    with pytest.raises(CurveError, match=rf"field '{re.escape(label)}' is NaN"):
         import_file(path)

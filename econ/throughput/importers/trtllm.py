@@ -192,12 +192,14 @@ def _check_complete(
         raise cut("no 'Total Latency (ms)' line, the last line of a v0.17 performance overview")
 
 
-def _labelled(fields: dict[str, str], pattern: str) -> tuple[float, str]:
-    """The value of the first label matching `pattern`, and the unit in its parentheses."""
+def _labelled(fields: dict[str, str], pattern: str, allow_nan: bool = True) -> tuple[float, str]:
+    """The value of the first label matching `pattern`, and the unit in its parentheses.
+    `allow_nan=False` for the throughput lines, which the tool always prints measured: a "nan"
+    there is a broken report, not a rate to rebuild from another line."""
     for label, value in fields.items():
         if re.search(pattern, label, re.I):
             unit = _trailing_parens(label) or ""
-            return number(value, field=label), unit.strip().lower()
+            return number(value, field=label, allow_nan=allow_nan), unit.strip().lower()
     return math.nan, ""
 
 
@@ -228,14 +230,14 @@ def parse(src: SourceFile, gpu_count: float | None = None) -> Curve:
     if not version:
         prov.warnings.append("the report excerpt does not include the TensorRT-LLM version")
     out: dict = {}
-    output, _ = _labelled(fields, r"^Total Output Throughput")
+    output, _ = _labelled(fields, r"^Total Output Throughput", allow_nan=False)
     if math.isnan(output):
-        output, _ = _labelled(fields, r"^Token Throughput")
+        output, _ = _labelled(fields, r"^Token Throughput", allow_nan=False)
         if not math.isnan(output):
             prov.notes.append("legacy 'Token Throughput' label: output tokens only (<= v0.17)")
     out["output_tokens_per_s"] = output
-    out["total_tokens_per_s"], _ = _labelled(fields, r"^Total Token Throughput")
-    per_gpu, _ = _labelled(fields, r"^Per GPU Output Throughput")
+    out["total_tokens_per_s"], _ = _labelled(fields, r"^Total Token Throughput", allow_nan=False)
+    per_gpu, _ = _labelled(fields, r"^Per GPU Output Throughput", allow_nan=False)
     out["output_tokens_per_s_per_gpu"] = per_gpu
     value, unit = _labelled(fields, r"^Average time-to-first-token")
     out["ttft_s_mean"] = _seconds(value, unit, src, "Average time-to-first-token")
