@@ -10,6 +10,7 @@ import pytest
 
 from econ.throughput.importers import CurveError, import_file
 from tests.conftest import SHARED_DATA, needs_shared_data
+from tests.test_importer_defects import trtllm_json
 
 SAMPLES = SHARED_DATA / "samples"
 AIPERF_JSON = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.json"
@@ -113,4 +114,22 @@ def test_a_nan_throughput_line_in_a_trtllm_report_is_refused(tmp_path: Path, lab
     path = tmp_path / "report.txt"
     path.write_text("".join(lines))
     with pytest.raises(CurveError, match=rf"field '{re.escape(label)}' is NaN"):
+        import_file(path)
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "system_output_throughput_tok_s",
+        "system_total_throughput_tok_s",
+        "output_throughput_per_gpu_tok_s",
+    ],
+)
+def test_a_nan_rate_in_a_trtllm_report_json_is_refused(tmp_path: Path, key: str):
+    # before: NaN read as not measured and the curve built from the other rates, no warning
+    report = trtllm_json()
+    report["performance"][key] = float("nan")
+    path = tmp_path / "report.json"
+    path.write_text(json.dumps(report))
+    with pytest.raises(CurveError, match=rf"field '{key}' is NaN"):
         import_file(path)

@@ -409,10 +409,14 @@ def parse_json(src: SourceFile, gpu_count: float | None = None) -> Curve:
     prov.tool_version = str(engine.get("version") or "")
     if not prov.tool_version:
         prov.warnings.append("the report does not record the TensorRT-LLM version")
+    # a NaN rate is a broken report (as in the console report), not a rate to rebuild
+    rate = {"allow_nan": False}
     out: dict = {
-        "output_tokens_per_s": first_number(perf, ["system_output_throughput_tok_s"]),
-        "total_tokens_per_s": first_number(perf, ["system_total_throughput_tok_s"]),
-        "output_tokens_per_s_per_gpu": first_number(perf, ["output_throughput_per_gpu_tok_s"]),
+        "output_tokens_per_s": first_number(perf, ["system_output_throughput_tok_s"], **rate),
+        "total_tokens_per_s": first_number(perf, ["system_total_throughput_tok_s"], **rate),
+        "output_tokens_per_s_per_gpu": first_number(
+            perf, ["output_throughput_per_gpu_tok_s"], **rate
+        ),
         "duration_s": first_number(perf, ["total_latency_ms"], MS_PER_S),
         "e2e_s_mean": first_number(perf, ["avg_request_latency_ms"], MS_PER_S),
         "ttft_s_mean": first_number(streaming, ["avg_ttft_ms"], MS_PER_S),
