@@ -18,6 +18,8 @@ AIPERF_CSV = SAMPLES / "aiperf" / "mlx-qwen3-0.6b-conc4_profile_export_aiperf.cs
 GENAI_CSV = SAMPLES / "genai-perf" / "nim-llama3-8b-streaming-conc10_profile_export_genai_perf.csv"
 VLLM_SWEEP = SAMPLES / "vllm" / "er0080-vllm-bench-sweep-v0.25.1-opt125m-run0.json"
 TRT_REPORT = SAMPLES / "trtllm-bench" / "nvidia-blog-v0.21.0rc0-pytorch-streaming-full-report.txt"
+INFERENCEX_FIXED = "agg_kimik2.5_1k1k_int4_vllm_tp8_mtp_conc4_mi355x.json"
+INFERENCEX_AGENTIC = "agg_bmk-agentic-qwen3.5-397b-mi300x-conc128.json"
 
 
 @needs_shared_data
@@ -131,5 +133,26 @@ def test_a_nan_rate_in_a_trtllm_report_json_is_refused(tmp_path: Path, key: str)
     report["performance"][key] = float("nan")
     path = tmp_path / "report.json"
     path.write_text(json.dumps(report))
+    with pytest.raises(CurveError, match=rf"field '{key}' is NaN"):
+        import_file(path)
+
+
+@needs_shared_data
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        (INFERENCEX_FIXED, "conc"),  # before: the point lost its load level, no warning
+        (INFERENCEX_FIXED, "mean_tpot"),  # before: "no mean TPOT in the file", 1 / median
+        (INFERENCEX_FIXED, "p99_ttft"),  # before: TTFT p99 left empty, no warning
+        (INFERENCEX_AGENTIC, "output_tput_tps"),  # before: rebuilt from the per-GPU rate
+    ],
+)
+def test_a_nan_in_an_inferencex_record_is_refused(tmp_path: Path, name: str, key: str):
+    data = json.loads((SAMPLES / "inferencex" / name).read_text())
+    record = data[0] if isinstance(data, list) else data
+    assert isinstance(record[key], int | float)
+    record[key] = float("nan")
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
     with pytest.raises(CurveError, match=rf"field '{key}' is NaN"):
         import_file(path)

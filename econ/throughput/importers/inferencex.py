@@ -33,6 +33,17 @@ from econ.throughput.importers._common import (
 STATS = {"mean": "mean", "p50": "median", "p90": "p90", "p95": "p95", "p99": "p99"}
 
 
+def _number(value, field: str) -> float:
+    """`number` with NaN refused, naming the field, as Infinity is: InferenceX writes null or
+    leaves a key out for what it did not measure, so a NaN is a broken measurement (before, a
+    NaN `conc` lost the point's load level and a NaN mean TPOT was read as absent)."""
+    return number(value, allow_nan=False, field=field)
+
+
+def _first(record: dict, keys: list[str]) -> float:
+    return first_number(record, keys, allow_nan=False)
+
+
 def looks_like(record: dict) -> bool:
     return "hw" in record and "conc" in record
 
@@ -41,13 +52,13 @@ def _flat_stats(m: dict, metric: str) -> dict[str, float]:
     out = {}
     for stat, key in STATS.items():
         keys = [f"{key}_{metric}"] + ([f"p50_{metric}"] if stat == "p50" else [])
-        out[stat] = first_number(m, keys)
+        out[stat] = _first(m, keys)
     return out
 
 
 def _nested_stats(block: dict | None, name: str) -> dict[str, float]:
     block = block or {}
-    return {stat: number(block.get(stat), field=f"{name}.{stat}") for stat in STATS}
+    return {stat: _number(block.get(stat), field=f"{name}.{stat}") for stat in STATS}
 
 
 def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_user=False):
@@ -65,20 +76,20 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_u
         for stat, value in _nested_stats(lat.get("e2el"), "request_metrics.latency.e2el").items():
             out[f"e2e_s_{stat}"] = value
         tokens = rm.get("tokens") or {}
-        out["input_tokens_mean"] = number(
+        out["input_tokens_mean"] = _number(
             (tokens.get("input") or {}).get("mean"), field="tokens.input.mean"
         )
-        out["output_tokens_mean"] = number(
+        out["output_tokens_mean"] = _number(
             (tokens.get("output_actual") or {}).get("mean"), field="tokens.output_actual.mean"
         )
         tput = rm.get("throughput") or {}
         for kind in ("input", "output", "total"):
-            out[f"{kind}_tokens_per_s"] = number(
+            out[f"{kind}_tokens_per_s"] = _number(
                 (tput.get(kind) or {}).get("tokens_per_second"),
                 field=f"throughput.{kind}.tokens_per_second",
             )
-        out["duration_s"] = number(tput.get("duration_seconds"), field="duration_seconds")
-        per_gpu = number(
+        out["duration_s"] = _number(tput.get("duration_seconds"), field="duration_seconds")
+        per_gpu = _number(
             (tput.get("per_gpu") or {}).get("output_tput_tps"), field="per_gpu.output_tput_tps"
         )
         prov.tool = "InferenceX agentic result (nested)"
@@ -89,12 +100,12 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_u
         # measured means only: `isl`/`osl` are the requested lengths (a run without ignore_eos
         # stops early: GLM-4.7 on Gaudi3 produced 674 tokens per request for osl 1,024); they
         # stay in the workload label
-        out["input_tokens_mean"] = first_number({**r, **m}, ["mean_input_tokens"])
-        out["output_tokens_mean"] = first_number({**r, **m}, ["mean_output_tokens_actual"])
+        out["input_tokens_mean"] = _first({**r, **m}, ["mean_input_tokens"])
+        out["output_tokens_mean"] = _first({**r, **m}, ["mean_output_tokens_actual"])
         for kind in ("input", "output", "total"):
-            out[f"{kind}_tokens_per_s"] = first_number(m, [f"{kind}_tput_tps"])
-        out["duration_s"] = first_number(m, ["duration_seconds"])
-        per_gpu = first_number(m, ["output_tput_per_gpu"])
+            out[f"{kind}_tokens_per_s"] = _first(m, [f"{kind}_tput_tps"])
+        out["duration_s"] = _first(m, ["duration_seconds"])
+        per_gpu = _first(m, ["output_tput_per_gpu"])
         if ("isl" in r and "mean_input_tokens" not in {**r, **m}) or (
             "osl" in r and "mean_output_tokens_actual" not in {**r, **m}
         ):
@@ -108,11 +119,11 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_u
             f"{label}: only tput_per_gpu (input + output tokens) is present; the output-token "
             "rate is unknown"
         )
-    out["concurrency"] = number(r.get("conc"), field="conc")
-    total_requests = number(r.get("num_requests_total"), field="num_requests_total")
-    ok_requests = number(r.get("num_requests_successful"), field="num_requests_successful")
+    out["concurrency"] = _number(r.get("conc"), field="conc")
+    total_requests = _number(r.get("num_requests_total"), field="num_requests_total")
+    ok_requests = _number(r.get("num_requests_successful"), field="num_requests_successful")
     accounting = r.get("request_accounting") or {}
-    errors = number(accounting.get("records_error_dropped"), field="records_error_dropped")
+    errors = _number(accounting.get("records_error_dropped"), field="records_error_dropped")
     if errors > 0:
         prov.warnings.append(f"{label}: {errors:g} requests dropped for errors")
     elif ok_requests < total_requests and not accounting:
@@ -124,7 +135,7 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_u
         )
 
     system = out["output_tokens_per_s"]
-    num_gpus = number(r.get("num_gpus"), field="num_gpus")
+    num_gpus = _number(r.get("num_gpus"), field="num_gpus")
     if not math.isnan(num_gpus):
         out["gpu_count"] = num_gpus
         prov.gpu_count_basis = "num_gpus"
@@ -132,7 +143,7 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_u
         out["gpu_count"] = count_from_ratio(system, per_gpu)
         prov.gpu_count_basis = "system output rate / output_tput_per_gpu"
     else:
-        tp = number(r.get("tp"), field="tp")
+        tp = _number(r.get("tp"), field="tp")
         out["gpu_count"] = tp
         prov.gpu_count_basis = "TP size (no num_gpus field)"
         if not math.isnan(tp) and not counted_by_user:  # (the user's count replaces it)
@@ -150,7 +161,7 @@ def _record(r: dict, prov: Provenance, label: str, src: SourceFile, counted_by_u
         out["output_tokens_per_s"] = per_gpu * divisor
         out["output_tokens_per_s_per_gpu"] = math.nan
     if math.isnan(out["input_tokens_per_s"]) and divisor > 0:
-        out["input_tokens_per_s"] = first_number(m, ["input_tput_per_gpu"]) * divisor
+        out["input_tokens_per_s"] = _first(m, ["input_tput_per_gpu"]) * divisor
     out["hardware"] = str(r.get("hw") or "")
     out["model"] = str(r.get("model") or "")
     out["precision"] = str(r.get("precision") or "")
