@@ -88,11 +88,28 @@ def first_refresh_month(scenario: Scenario, vintage: str) -> int:
     return max(earliest_month(scenario, vintage), first_retire_month(scenario))
 
 
+def vintage_retire_month(scenario: Scenario, vintage: str) -> int | None:
+    """The vintage's own fleet.retire_month in the scenario (None: kept to the horizon)."""
+    found = [v for v in scenario.vintages if v.name == vintage]
+    retire = found[0].fleet.get("retire_month") if found else None
+    return None if retire is None else int(retire)
+
+
+def last_refresh_month(scenario: Scenario, vintage: str) -> int:
+    """The default last candidate month: the horizon - 1, or the month before the vintage's own
+    fleet.retire_month where that is earlier (the new fleet is bought in the refresh month and
+    retired in its own retire month, so it must be bought before it)."""
+    retire = vintage_retire_month(scenario, vintage)
+    return (scenario.horizon if retire is None else min(retire, scenario.horizon)) - 1
+
+
 def candidate_months(scenario: Scenario, vintage: str, months=None) -> np.ndarray:
     """The refresh months to project: `months` as given (checked by `refresh_scenarios`), by
-    default every month from `first_refresh_month` to the horizon - 1."""
+    default every month from `first_refresh_month` to `last_refresh_month`."""
     if months is None:
-        return np.arange(first_refresh_month(scenario, vintage), scenario.horizon)
+        return np.arange(
+            first_refresh_month(scenario, vintage), last_refresh_month(scenario, vintage) + 1
+        )
     return np.asarray(list(months), dtype=int)
 
 
@@ -158,6 +175,17 @@ def refresh_scenarios(
             f"refresh month {int(candidates[candidates < first][0])} is before month {first}, "
             f"the first the old fleet can retire in ({first_retire_input(scenario)}); expected "
             f"refresh months from {first}"
+        )
+    retire = vintage_retire_month(scenario, vintage)
+    if retire is not None and (candidates >= retire).any():
+        # (each case buys the new fleet in the refresh month: one bought at or after its own
+        # retire month was refused as "fleet.retire_month is 60; expected a month after the
+        # purchase month (60)", a purchase month the file does not give)
+        raise RefreshError(
+            f"refresh month {int(candidates[candidates >= retire][0])} is at or after month "
+            f"{retire}, the fleet.retire_month of vintage '{vintage}': the new fleet is bought "
+            f"in the refresh month and retired in that month; expected refresh months before "
+            f"{retire} (or no retire_month in the vintage: kept to the horizon)"
         )
     repeated = np.unique(candidates, return_counts=True)
     if (repeated[1] > 1).any():
@@ -311,18 +339,21 @@ def refresh_warnings(
 
     A retirement with neither `depreciation.sale_value_share` nor a resale table sells at book
     value: the old fleet's sale at `month` (`disposal[month]` USD) and the new fleet's at the
-    horizon (`disposal[-1]`) are then the refresh's proceeds, which the NPV gain may rest on
+    horizon or its own retire month are then the refresh's proceeds, which the NPV gain may rest on
     (the ready-made case's +28.6M USD becomes a loss with nothing recovered). An envelope above
     the installed fleet's IT power buys more GPUs than it retires: the gain then holds an
     expansion's as well.
     """
     out = []
     old, new = scenario, best.expand()[-1]
+    # the new fleet is sold at the horizon, or in its own retire month where the vintage gives one
+    new_retire = new.fleet.retire_month or new.horizon
+    sold_at = "at the horizon" if new_retire == new.horizon else f"in month {new_retire}"
     at_book = [
         f"the old fleet's sale in month {month} ({disposal[month]:,.0f} USD)"
         if _sold_at_book(old) else "",
-        f"the new fleet's at the horizon ({disposal[-1]:,.0f} USD)"
-        if _sold_at_book(new) and disposal[-1] > 0 else "",
+        f"the new fleet's {sold_at} ({disposal[new_retire]:,.0f} USD)"
+        if _sold_at_book(new) and disposal[new_retire] > 0 else "",
     ]  # fmt: skip
     if any(at_book):
         out.append(

@@ -42,7 +42,12 @@ def register(subparsers) -> None:
         "becomes available, or the old fleet's first month in service where that is later; "
         "months before the vintage's purchase month are warned of)",
     )
-    p.add_argument("--to-month", type=_MONTH, help="last candidate month (default: horizon - 1)")
+    p.add_argument(
+        "--to-month",
+        type=_MONTH,
+        help="last candidate month (default: horizon - 1, or the month before the vintage's "
+        "own fleet.retire_month where that is earlier)",
+    )
     add_overrides(
         p,
         "override a field of the scenario by dotted path (TOML value; repeat for several)",
@@ -73,7 +78,7 @@ def _check_months(args, scenario) -> None:
 
 
 def run(args) -> int:
-    from econ.fleet import first_refresh_month, refresh_analysis
+    from econ.fleet import first_refresh_month, last_refresh_month, refresh_analysis
     from econ.scenario import load_scenario
 
     scenario = load_scenario(scenario_path(args.file), args.overrides)
@@ -83,11 +88,20 @@ def run(args) -> int:
         first = args.from_month
         if first is None:
             first = first_refresh_month(scenario, args.vintage)
-        last = args.to_month if args.to_month is not None else scenario.horizon - 1
+        last = args.to_month
+        if last is None:
+            last = last_refresh_month(scenario, args.vintage)
         if first > last:
             from econ.fleet import RefreshError
 
-            to = "--to-month" if args.to_month is not None else "the last month (the horizon - 1)"
+            to = (
+                "--to-month"
+                if args.to_month is not None
+                else (
+                    "the last candidate month (the horizon - 1, or the month before the vintage's "
+                    "own fleet.retire_month)"
+                )
+            )
             raise RefreshError(
                 f"--from-month {first} is after {to}, {last}; expected a first candidate month "
                 "at or before the last"

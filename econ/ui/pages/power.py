@@ -541,12 +541,15 @@ def refresh(current, money: str) -> None:
     )
     if first is None:
         return
-    last = scenario.horizon - 1
+    from econ.fleet import last_refresh_month
+
+    last = last_refresh_month(scenario, vintage)
     if first > last:
         st.error(
             f"The first month the fleet can be refreshed in, month {first} (the vintage's "
-            "purchase month, or the month after the old fleet's), is after the horizon's last "
-            f"month {last}."
+            "purchase month, or the month after the old fleet's), is after the last, month "
+            f"{last} (the horizon's last month, or the month before the vintage's own retire "
+            "month)."
         )
         return
     # no min_value: a box given one kept a 0 typed in it on screen while the page went on
