@@ -1339,7 +1339,10 @@ def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue
     )
     # Staff run the fleet: paid from the site's opening (opex.site_open_month, or the first GPUs in
     # service) to the last month any of its rows (the fleet or a vintage) is in service, so not
-    # after the whole fleet is retired; charged once, on a scenario's first row.
+    # after the whole fleet is retired; charged once a scenario, shared among its rows by their
+    # GPUs in service each month (on the first row in months none serves: before service, a gap
+    # between vintages). All on the first row, a fleet retired in month 18 of 72 carried the
+    # GB300s' staff for 54 more months in Projection.vintages and its impairment tests.
     m = months[None, :]
     first = np.flatnonzero(fleet.first_row)
     open_given = b["opex.site_open_month"][first]
@@ -1354,9 +1357,16 @@ def _operating_costs(b: ScenarioBatch, months, fleet: _Fleet, capex_row, revenue
     )
     last = np.minimum(_last_month(in_service), b.horizon_months)
     staffed = (m >= site_open[fleet.scenario][:, None]) & (m <= last[fleet.scenario][:, None])
+    if len(first) == len(fleet.service):
+        staff_share = staffed
+    else:
+        site_gpus = np.add.reduceat(fleet.gpus, first, axis=0)[fleet.scenario]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(site_gpus > 0, fleet.gpus / site_gpus, fleet.first_row[:, None])
+        staff_share = staffed * share
     opex = opex_mod.opex_usd_per_month(
         b["opex.staff_usd_per_month"],
-        staffed & fleet.first_row[:, None],
+        staff_share,
         b["opex.maintenance_share_of_capex_annual"],
         b["opex.insurance_share_of_capex_annual"],
         capex_row,
@@ -3812,7 +3822,7 @@ def _vintage_table(
 ) -> pd.DataFrame:
     """Per-vintage operating figures of scenarios with vintages (pre-tax, pre-financing).
 
-    Facility costs are shared by IT load; staff are charged to the first row; site capex
+    Facility costs are shared by IT load, staff by GPUs in service (`_operating_costs`); site capex
     (an owned hall, a retrofit) stays with the fleet and is not in these figures. Where the
     batch has a resale table, each generation's rental-versus-resale spread (`spread`, per GPU,
     its first year in service) is in the table too.

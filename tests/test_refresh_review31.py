@@ -1,9 +1,13 @@
-"""`econ refresh` of a vintage with its own fleet.retire_month: a fleet-refresh review's findings.
+"""Fleet refresh and vintages: a fleet-refresh review's findings.
 
-Every case buys the new fleet in its refresh month, so the cases from the vintage's own retire
-month on bought it at or after it retired: the whole analysis was refused as the scenario's own
-error, "vintages[0] (gb300): fleet.retire_month is 60; expected a month after the purchase month
-(60)", a purchase month the file does not give (it gives 18), and no month was valued.
+`econ refresh` of a vintage with its own fleet.retire_month: every case buys the new fleet in
+its refresh month, so the cases from the vintage's own retire month on bought it at or after it
+retired: the whole analysis was refused as the scenario's own error, "vintages[0] (gb300):
+fleet.retire_month is 60; expected a month after the purchase month (60)", a purchase month the
+file does not give (it gives 18), and no month was valued.
+
+Staff were all charged to the scenario's own fleet, so `Projection.vintages` gave a fleet retired
+early the staff of the vintages that followed it.
 """
 
 from __future__ import annotations
@@ -55,3 +59,42 @@ def test_a_month_at_or_after_the_vintages_retire_month_is_refused_in_its_words(r
     data = read_toml(retiring)
     with pytest.raises(RefreshError, match="refresh month 61 is at or after month 60"):
         refresh_analysis(validate_dict(data), "gb300", months=[30, 61])
+
+
+def test_each_vintage_carries_the_staff_of_its_own_months_in_service():
+    """Staff were all charged to the scenario's own fleet: the H200s retired in month 18 of 72
+    carried the GB300s' staff for 54 more months (54 x 51,200 = 2,764,800 USD), EBITDA
+    19,744,610 USD in `Projection.vintages` for the 22,509,407 they earned, the GB300s
+    51,214,172 for 48,449,372. Now each month's staff are shared by the GPUs in service: here
+    one fleet at a time, so each carries its own months', and the scenario's total is unchanged."""
+    from econ.engine import project
+
+    scenario = load_scenario(FILE)
+    result = project([scenario])
+    table = result.vintages.loc[scenario.name]
+    lines = result.lines
+    ebitda = lines["ebitda_usd"][0]
+    assert table.loc["base", "ebitda_usd"] == pytest.approx(ebitda[:19].sum(), rel=1e-12)
+    assert table.loc["gb300", "ebitda_usd"] == pytest.approx(ebitda[19:].sum(), rel=1e-12)
+    # by hand: revenue less power, colocation and opex of the H200s' 18 months
+    h200 = (80_095.36 + 258_214.1 + 51_200 + 48_128_000 * 0.016 / 12) * 18
+    assert table.loc["base", "ebitda_usd"] == pytest.approx(30_675_642.8 - h200, abs=10)
+    assert result.metrics["ebitda_usd_total"][0] == pytest.approx(70_958_778.7, abs=1)
+
+
+def test_overlapping_vintages_share_the_staff_by_gpus_in_service(tmp_path):
+    """The H200s kept to month 24: in months 19-24 both fleets serve, 1,024 and 720 GPUs, and
+    share that month's 51,200 USD of staff 1,024 : 720."""
+    from econ.engine import project
+
+    path = tmp_path / "overlap.toml"
+    path.write_text(FILE.read_text().replace("retire_month = 18\n", "retire_month = 24\n", 1))
+    scenario = load_scenario(path)
+    table = project([scenario]).vintages.loc[scenario.name]
+    staff_h200 = 51_200 * (18 + 6 * 1024 / 1744)
+    own = project([validate_dict({**read_toml(path), "vintages": []})])
+    # the H200s alone to month 24 with all of the staff, less the GB300s' share of 6 months
+    alone = own.lines["ebitda_usd"][0][:25].sum()
+    assert table.loc["base", "ebitda_usd"] == pytest.approx(
+        alone + 51_200 * 24 - staff_h200, rel=1e-12
+    )
