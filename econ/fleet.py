@@ -264,8 +264,11 @@ def refresh_analysis(
     result = project([keep, *cases])
     metrics = result.metrics
     npv = metrics["npv_usd"][1:]
-    # The sale in month k is the old fleet's (the new vintage is bought then, sold at the end).
-    sold = result.lines["disposal_usd"][1 + np.arange(len(candidates)), candidates]
+    # The sale in month k is the old fleet's (the new vintage is bought then, sold at the end),
+    # less that of another vintage retired in month k, which sells then in the keep case too (it
+    # was counted as the old fleet's: 25,868,800 USD for the H200s' 24,064,000 in month 30)
+    disposal = result.lines["disposal_usd"]
+    sold = disposal[1 + np.arange(len(candidates)), candidates] - disposal[0, candidates]
     table = pd.DataFrame(
         {
             "npv_usd": npv,
@@ -287,7 +290,7 @@ def refresh_analysis(
             early_warning(scenario, vintage, candidates, int(candidates[best])),
             *refresh_warnings(
                 scenario, cases[best], int(candidates[best]),
-                result.lines["disposal_usd"][1 + best], new_gpus, power_mw,
+                float(sold[best]), disposal[1 + best], new_gpus, power_mw,
             ),
             *case_warnings(cases[best]),
         )))),
@@ -333,12 +336,19 @@ def early_warning(scenario: Scenario, vintage: str, candidates, best_month: int)
 
 
 def refresh_warnings(
-    scenario: Scenario, best: Scenario, month: int, disposal, new_gpus: int, power_mw
+    scenario: Scenario,
+    best: Scenario,
+    month: int,
+    old_sale: float,
+    disposal,
+    new_gpus: int,
+    power_mw,
 ) -> tuple[str, ...]:
     """What the best refresh rests on that no input priced, and an envelope that grows the fleet.
 
     A retirement with neither `depreciation.sale_value_share` nor a resale table sells at book
-    value: the old fleet's sale at `month` (`disposal[month]` USD) and the new fleet's at the
+    value: the old fleet's sale at `month` (`old_sale` USD) and the new fleet's (`disposal`, the
+    best case's line) at the
     horizon or its own retire month are then the refresh's proceeds, which the NPV gain may rest on
     (the ready-made case's +28.6M USD becomes a loss with nothing recovered). An envelope above
     the installed fleet's IT power buys more GPUs than it retires: the gain then holds an
@@ -350,7 +360,7 @@ def refresh_warnings(
     new_retire = new.fleet.retire_month or new.horizon
     sold_at = "at the horizon" if new_retire == new.horizon else f"in month {new_retire}"
     at_book = [
-        f"the old fleet's sale in month {month} ({disposal[month]:,.0f} USD)"
+        f"the old fleet's sale in month {month} ({old_sale:,.0f} USD)"
         if _sold_at_book(old) else "",
         f"the new fleet's {sold_at} ({disposal[new_retire]:,.0f} USD)"
         if _sold_at_book(new) and disposal[new_retire] > 0 else "",

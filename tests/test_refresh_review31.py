@@ -98,3 +98,23 @@ def test_overlapping_vintages_share_the_staff_by_gpus_in_service(tmp_path):
     assert table.loc["base", "ebitda_usd"] == pytest.approx(
         alone + 51_200 * 24 - staff_h200, rel=1e-12
     )
+
+
+def test_the_old_fleets_sale_leaves_out_a_vintage_retired_in_the_same_month(tmp_path, capsys):
+    """A third vintage of 64 H200s (bought in month 6, retired in month 30) sold in month 30
+    beside the old fleet: the table's sale_proceeds_usd and the book-value warning counted its
+    1,804,800 USD as the old fleet's (25,868,800 USD for the H200s' 48,128,000 x 30/60 =
+    24,064,000)."""
+    text = FILE.read_text()
+    extra = (
+        '[[vintages]]\nname = "h200-more"\n\n[vintages.fleet]\ngpu_count = 64\n'
+        "purchase_month = 6\nretire_month = 30\n\n"
+    )
+    path = tmp_path / "three.toml"
+    path.write_text(text.replace("[sources]\n", extra + "[sources]\n", 1))
+    result = refresh_analysis(load_scenario(path), "gb300", months=[29, 30, 31])
+    assert result.table.sale_proceeds_usd.tolist() == pytest.approx(
+        [48_128_000 * f / 60 for f in (31, 30, 29)], rel=1e-12
+    )
+    result = refresh_analysis(load_scenario(path), "gb300", months=[30])
+    assert any("the old fleet's sale in month 30 (24,064,000 USD)" in w for w in result.warnings)
