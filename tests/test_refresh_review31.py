@@ -118,3 +118,23 @@ def test_the_old_fleets_sale_leaves_out_a_vintage_retired_in_the_same_month(tmp_
     )
     result = refresh_analysis(load_scenario(path), "gb300", months=[30])
     assert any("the old fleet's sale in month 30 (24,064,000 USD)" in w for w in result.warnings)
+
+
+def test_a_floor_too_small_for_the_overlap_of_two_vintages_is_refused(tmp_path):
+    """The H200s kept to month 24 beside the GB300s bought in month 18: 32 + 10 racks stand on
+    the floor in months 19-24, 105 m² at 2.5 m² a rack. facility.floor_m2 = 80 was accepted, as
+    each fleet alone fits it (80 and 25 m²); facility.critical_kw is checked at that peak."""
+    from econ.scenario import ScenarioError
+
+    data = {**read_toml(FILE), "fleet": {**read_toml(FILE)["fleet"], "retire_month": 24}}
+    data["facility"] = {**data["facility"], "floor_m2": 80.0}
+    with pytest.raises(ScenarioError) as caught:
+        validate_dict(data)
+    assert (
+        "facility.floor_m2 = 80 m² is below the floor the fleet and its vintages need in month "
+        "19: 42 racks in service (base 32, gb300 10) x 2.5 m² = 105 m²; expected a floor that "
+        "holds every rack in service at once"
+    ) in str(caught.value)
+    validate_dict({**data, "facility": {**data["facility"], "floor_m2": 105.0}})
+    # no overlap (the ready-made refresh in month 18): the larger fleet alone, 80 m², fits
+    validate_dict({**read_toml(FILE), "facility": {**data["facility"], "floor_m2": 80.0}})

@@ -7,6 +7,7 @@ say what differs from the defaults, and `econ schema` documents the format.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from typing import Any, Literal, get_args
 
 from pydantic import (
@@ -35,6 +36,7 @@ from econ.scenario.power_models import (
     Power,
     check_fleet_in_hall,
     check_hall_capacity,
+    check_hall_floor,
     it_kw_per_gpu,
 )
 from econ.scenario.section import PRINTABLE, Section, exactly_one
@@ -590,6 +592,8 @@ class Scenario(Section):
         rows = self.expand()  # validates every vintage as a scenario of its own
         if self.facility.mode == "owned" and self.facility.critical_kw is not None:
             check_hall_capacity(self.facility, *_peak_it_load(rows, horizon))
+        if self.facility.floor_m2 is not None and len(rows) > 1:  # (each row is checked alone)
+            check_hall_floor(self.facility, *_peak_racks(rows, horizon))
         return self
 
     def expand(self) -> tuple[Scenario, ...]:
@@ -743,11 +747,10 @@ def _check_dates(start: dt.date, horizon: int) -> None:
         )
 
 
-def _peak_it_load(rows: tuple[Scenario, ...], horizon: int):
-    """The month the fleet and its vintages (`rows`, from Scenario.expand) draw the most IT power
-    at full load, and each row's (name, GPUs in service, IT kW per GPU) then: every row in
-    service from its first month of service to its retirement, its GPUs entering service
-    linearly over fleet.deployment_ramp_months, as the engine counts them."""
+def _gpus_in_service(rows: tuple[Scenario, ...], horizon: int) -> list[list[float]]:
+    """GPUs in service of each row (`rows`, from Scenario.expand) in each month [month][row]:
+    every row in service from its first month of service to its retirement, its GPUs entering
+    service linearly over fleet.deployment_ramp_months, as the engine counts them."""
 
     def in_service(fleet: Fleet, month: int) -> float:
         start = fleet.service_start_month
@@ -758,8 +761,30 @@ def _peak_it_load(rows: tuple[Scenario, ...], horizon: int):
         ramp = fleet.deployment_ramp_months
         return fleet.gpu_count * (min(1.0, (month - start + 1) / ramp) if ramp else 1.0)
 
+    return [[in_service(row.fleet, m) for row in rows] for m in range(horizon + 1)]
+
+
+def _peak_racks(rows: tuple[Scenario, ...], horizon: int):
+    """The month the fleet and its vintages (`rows`) have the most racks in service, and each
+    row's (name, racks) then (a rack part-filled by a ramp counted whole)."""
+    gpus = _gpus_in_service(rows, horizon)
+    per_rack = [row.fleet.gpus_per_rack for row in rows]
+    racks = [
+        [math.ceil(g / n - 1e-9) for g, n in zip(month, per_rack, strict=True)] for month in gpus
+    ]
+    month = max(range(horizon + 1), key=lambda m: sum(racks[m]))
+    names = [row.name.rpartition("/")[2] for row in rows]
+    return [(n, r) for n, r in zip(names, racks[month], strict=True) if r > 0], month
+
+
+def _peak_it_load(rows: tuple[Scenario, ...], horizon: int):
+    """The month the fleet and its vintages (`rows`, from Scenario.expand) draw the most IT power
+    at full load, and each row's (name, GPUs in service, IT kW per GPU) then: every row in
+    service from its first month of service to its retirement, its GPUs entering service
+    linearly over fleet.deployment_ramp_months, as the engine counts them."""
+
     kw_per_gpu = [it_kw_per_gpu(row.power) for row in rows]
-    gpus = [[in_service(row.fleet, m) for row in rows] for m in range(horizon + 1)]
+    gpus = _gpus_in_service(rows, horizon)
     month = max(
         range(horizon + 1),
         key=lambda m: sum(g * k for g, k in zip(gpus[m], kw_per_gpu, strict=True)),

@@ -582,6 +582,32 @@ def check_hall_capacity(
     )
 
 
+def check_hall_floor(facility: Facility, racks: list[tuple[str, int]], month: int) -> None:
+    """Refuse a facility.floor_m2 below the racks the fleet and its vintages have in service at
+    once (`racks`: name and racks of each row in `month`, the month of the most): a vintage
+    bought before the fleet it replaces retires stands beside it on the same floor (each row's
+    racks alone are checked by `check_fleet_in_hall`).
+
+    Parameters
+    ----------
+    facility : the scenario's [facility]
+    racks : (name, racks in service) of the fleet and each vintage in `month` [-, racks]
+    month : int  the month of the most racks [month index]
+    """
+    total = sum(count for _, count in racks)
+    need = total * facility.m2_per_rack
+    if facility.floor_m2 is None or need <= facility.floor_m2 + 1e-9:
+        return
+    rows = ", ".join(f"{name} {count:,}" for name, count in racks)
+    raise ValueError(
+        f"facility.floor_m2 = {facility.floor_m2:g} m² is below the floor the fleet and its "
+        f"vintages need in month {month}: {total:,} racks in service ({rows}) x "
+        f"{facility.m2_per_rack:g} m² = {need:,g} m²; expected a floor that holds every rack in "
+        "service at once (or vintages that overlap fewer months: a retire_month at the new "
+        "one's purchase month)"
+    )
+
+
 __all__ = [
     "KW_PER_RACK_DEPARTURE",
     "MAX_KW_PER_RACK",
@@ -593,6 +619,7 @@ __all__ = [
     "RackCooling",
     "check_fleet_in_hall",
     "check_hall_capacity",
+    "check_hall_floor",
     "it_kw_per_gpu",
     "weighted_price_factor",
 ]
