@@ -138,3 +138,38 @@ def test_a_floor_too_small_for_the_overlap_of_two_vintages_is_refused(tmp_path):
     validate_dict({**data, "facility": {**data["facility"], "floor_m2": 105.0}})
     # no overlap (the ready-made refresh in month 18): the larger fleet alone, 80 m², fits
     validate_dict({**read_toml(FILE), "facility": {**data["facility"], "floor_m2": 80.0}})
+
+
+@pytest.mark.parametrize(
+    ("names", "said"),
+    [
+        (
+            ["gb300", "gb300"],
+            "vintage name 'gb300' is used more than once (vintages[0] and vintages[1]); "
+            "expected a distinct name for each vintage",
+        ),
+        (["base"], "vintages[0].name = 'base': the name of the scenario's own fleet"),
+    ],
+)
+def test_a_vintage_named_as_another_or_as_the_fleet_is_refused(names, said, tmp_path, capsys):
+    """Two vintages named 'gb300' were projected, the vintage table indexed twice by the same
+    name, and `econ refresh --vintage gb300` dropped both from its cases (replacing only the
+    first); a vintage named 'base' shared the own fleet's name in the table and warnings."""
+    data = read_toml(FILE)
+    vintage = data["vintages"][0]
+    data["vintages"] = [{**vintage, "name": name} for name in names]
+    from econ.scenario import ScenarioError
+
+    with pytest.raises(ScenarioError) as caught:
+        validate_dict(data)
+    assert said in str(caught.value)
+    text = FILE.read_text().replace('name = "gb300"', f'name = "{names[0]}"')
+    if len(names) > 1:
+        start = text.index("[[vintages]]")
+        end = text.index("[sources]")
+        text = text[:end] + text[start:end] + text[end:]
+    path = tmp_path / "named.toml"
+    path.write_text(text)
+    assert main(["project", str(path), "--format", "json"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: ") and said in err and err.count("\n") == 1

@@ -589,6 +589,7 @@ class Scenario(Section):
                 raise ValueError(
                     f"sources names {shortened(path)}, which is not a field of the scenario"
                 )
+        _check_vintage_names(self.vintages)
         rows = self.expand()  # validates every vintage as a scenario of its own
         if self.facility.mode == "owned" and self.facility.critical_kw is not None:
             check_hall_capacity(self.facility, *_peak_it_load(rows, horizon))
@@ -794,6 +795,26 @@ def _peak_it_load(rows: tuple[Scenario, ...], horizon: int):
         (name, count, kw) for name, count, kw in zip(names, gpus[month], kw_per_gpu, strict=True)
     ]
     return [load for load in loads if load[1] > 0] or loads[:1], month
+
+
+def _check_vintage_names(vintages) -> None:
+    """Refuse a vintage named as another, or as the scenario's own fleet ("base"): the vintage
+    table, warnings and `econ refresh --vintage` tell rows apart by name (two named 'gb300'
+    were both dropped from the refresh's cases, which replaced the first)."""
+    names = [v.name for v in vintages]
+    if "base" in names:
+        raise ValueError(
+            f"vintages[{names.index('base')}].name = 'base': the name of the scenario's own "
+            "fleet in the vintage table and warnings; expected another name"
+        )
+    duplicates = sorted({x for x in names if names.count(x) > 1})
+    if duplicates:
+        places = " and ".join(f"vintages[{i}]" for i, x in enumerate(names) if x == duplicates[0])
+        raise ValueError(
+            f"vintage name '{duplicates[0]}' is used more than once ({places}); expected a "
+            "distinct name for each vintage (the vintage table, warnings and econ refresh "
+            "--vintage name them)"
+        )
 
 
 def _check_service_window(fleet: Fleet, horizon: int, where: str) -> None:
