@@ -181,6 +181,15 @@ def test_calibrate_writes_fit_and_sibling_transfer(tmp_path):
     assert info["calibration_rows"] > 0
 
 
+def _calibrate_command(tmp_path, hardware: str, rows) -> argparse.Namespace:
+    """`econ throughput calibrate --hardware HARDWARE --rows ROWS` into tmp_path, parsed."""
+    parser = argparse.ArgumentParser()
+    group = parser.add_subparsers().add_parser("throughput").add_subparsers()
+    cli.register_throughput(group)
+    argv = ["throughput", "calibrate", "--hardware", hardware, "--rows", str(rows)]
+    return parser.parse_args([*argv, "--out-dir", str(tmp_path), "--starts", "1"])
+
+
 def test_calibrated_tables_name_the_rows_file_they_were_fitted_on(tmp_path):
     """Found by a simulator review: `econ throughput calibrate --rows my_rows.csv` wrote
     `data = "models/calibration/mlperf_rows.csv (...)"` into every table, naming the shipped rows
@@ -188,11 +197,7 @@ def test_calibrated_tables_name_the_rows_file_they_were_fitted_on(tmp_path):
     shipped = cal.load_rows()
     rows = tmp_path / "my_rows.csv"
     shipped[shipped["hardware"] == "mi325x"].to_csv(rows, index=False)
-    parser = argparse.ArgumentParser()
-    group = parser.add_subparsers().add_parser("throughput").add_subparsers()
-    cli.register_throughput(group)
-    argv = ["throughput", "calibrate", "--hardware", "mi325x", "--rows", str(rows)]
-    args = parser.parse_args([*argv, "--out-dir", str(tmp_path), "--starts", "1"])
+    args = _calibrate_command(tmp_path, "mi325x", rows)
     args.run(args)
     _, info = cal.load_efficiency("mi325x", "fp8", tmp_path)
     assert info["calibration_data"].startswith(f"{rows} (MLPerf Inference closed"), info
@@ -209,11 +214,7 @@ def test_calibrate_on_rows_without_the_hardware_is_refused(tmp_path):
     shipped = cal.load_rows()
     rows = tmp_path / "mi325x_rows.csv"
     shipped[shipped["hardware"] == "mi325x"].to_csv(rows, index=False)
-    parser = argparse.ArgumentParser()
-    group = parser.add_subparsers().add_parser("throughput").add_subparsers()
-    cli.register_throughput(group)
-    argv = ["throughput", "calibrate", "--hardware", "h100-sxm", "--rows", str(rows)]
-    args = parser.parse_args([*argv, "--out-dir", str(tmp_path), "--starts", "1"])
+    args = _calibrate_command(tmp_path, "h100-sxm", rows)
     with pytest.raises(cal.CalibrationError, match=r"holds no calibration target of h100-sxm "):
         args.run(args)
     assert not (tmp_path / "h100-sxm.toml").exists()

@@ -261,11 +261,11 @@ def shown_value(path: str, value: Any) -> Any:
     return to_widget(f, value) if f is not None else value
 
 
-_BOUNDS = {
-    "less_than_equal": "le",
-    "less_than": "lt",
+BOUND_KEYS = {
     "greater_than_equal": "ge",
     "greater_than": "gt",
+    "less_than_equal": "le",
+    "less_than": "lt",
 }
 """pydantic's bound errors -> the bound's key in their context."""
 
@@ -286,7 +286,7 @@ def unit_message(path: str, error: Mapping) -> str | None:
         key, bound = refused.bound
         reason = refused.reason
     else:
-        key = _BOUNDS.get(str(error.get("type")), "")
+        key = BOUND_KEYS.get(str(error.get("type")), "")
         bound = context.get(key)
     if key not in BOUND_WORDS or not _is_number(bound):
         return None

@@ -136,27 +136,18 @@ def field_clipped(path: str, low: float, high: float) -> tuple[float, float]:
     return low, high
 
 
-_BOUND_ERRORS = {
-    "ge": "greater_than_equal",
-    "gt": "greater_than",
-    "le": "less_than_equal",
-    "lt": "less_than",
-}
-"""A field's bounds -> pydantic's error types for them (econ.ui.form.unit_message reads those)."""
-
-
 def bound_problem(path: str, value: float) -> str | None:
     """What is wrong with `value` (stored unit) for a dotted path's declared bounds, in the unit
     the form shows it ("150 % is above 100 % (expected at most 100 %)" for a share of 1.5);
     None when it is within them."""
     from econ.analysis.validation import field_specs
     from econ.bounds import bound_text, number_text, past_bound, within_bounds
-    from econ.ui.form import unit_message
+    from econ.ui.form import BOUND_KEYS, unit_message
 
     spec = field_specs().get(path)
     if spec is None:
         return None
-    for key, kind in _BOUND_ERRORS.items():
+    for kind, key in BOUND_KEYS.items():
         bound = getattr(spec, key)
         if bound is not None and not within_bounds(value, {key: bound}):
             error = {"input": value, "type": kind, "ctx": {key: bound}}
