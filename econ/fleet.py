@@ -348,9 +348,9 @@ def refresh_warnings(
 
     A retirement with neither `depreciation.sale_value_share` nor a resale table sells at book
     value: the old fleet's sale at `month` (`old_sale` USD) and the new fleet's (`disposal`, the
-    best case's line) at the
-    horizon or its own retire month are then the refresh's proceeds, which the NPV gain may rest on
-    (the ready-made case's +28.6M USD becomes a loss with nothing recovered). An envelope above
+    best case's line) at the horizon or its own retire month are then the refresh's proceeds,
+    which the NPV gain may rest on (the ready-made case's +28.6M USD becomes a loss with nothing
+    recovered). An envelope above
     the installed fleet's IT power buys more GPUs than it retires: the gain then holds an
     expansion's as well.
     """

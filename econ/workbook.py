@@ -35,10 +35,10 @@ values, so no formula combines a changed input with values of the exported one; 
 refuses to change (with the scenario's other inputs) is grey too, and a derived figure no formula
 reads is its value. Live inputs are validated against their fields' bounds and choices, and the
 Summary's check rows (CHECKS) flag, red, two inputs econ takes one at a time, an input price
-without input tokens, a held loan above the capex and months outside the horizon. The covenant rows (breach months, first breach, months
-of headroom, minimum LLCR) and payback are formulas over the schedules' flags; a figure that
-cannot follow an edit (the break-even price, which econ solves for) is grey italic with a note:
-as exported, re-run econ after changing inputs.
+without input tokens, a held loan above the capex and months outside the horizon. The covenant
+rows (breach months, first breach, months of headroom, minimum LLCR) and payback are formulas
+over the schedules' flags; a figure that cannot follow an edit (the break-even price, which econ
+solves for) is grey italic with a note: as exported, re-run econ after changing inputs.
 
 Cached values. openpyxl writes formulas without results, and a reader that does not recalculate
 (pandas, many viewers, previews) would see empty cells. The results are known exactly (they are the
@@ -4723,8 +4723,8 @@ CHECKS: tuple[tuple[str, str, Expr], ...] = (
 wrong with the inputs typed here: two inputs econ takes one at a time, an input price without
 input tokens (a blank ratio: the revenue formulas show #VALUE!; 0: no input revenue), a loan held
 as exported that a live change leaves larger than the capex, or months outside the horizon
-(HORIZON_BOUNDS:
-data validation refuses them where they are typed, not where they are pasted)."""
+(HORIZON_BOUNDS: data validation refuses them where they are typed, not where they are
+pasted)."""
 _CHECK_FILL = PatternFill("solid", fgColor="FFC7CE")
 _CHECK_FONT = Font(color="9C0006")
 
